@@ -1,0 +1,42 @@
+/**
+ * @module
+ * Builds the API: request ids, the resource routers and the OpenAPI 3.1 document.
+ */
+import { notFound, onError } from './errors'
+import { createRouter } from './lib/router'
+import { requestId } from './middleware/request-id'
+import { health } from './routes/health'
+import { jobs } from './routes/jobs'
+import { removals } from './routes/removals'
+import { uploads } from './routes/uploads'
+import { usage } from './routes/usage'
+
+export const API_VERSION = '2.0.0'
+
+export function createApp() {
+  const app = createRouter()
+  app.use('*', requestId())
+  app.route('/', health)
+  app.route('/', uploads)
+  app.route('/', removals)
+  app.route('/', jobs)
+  app.route('/', usage)
+  app.openAPIRegistry.registerComponent('securitySchemes', 'Bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An API key: sk_live_…',
+  })
+  app.doc31('/openapi.json', (c) => ({
+    openapi: '3.1.0',
+    info: {
+      title: 'Cutout image API',
+      version: API_VERSION,
+      description: 'Background removal and image editing. Errors are application/problem+json.',
+      license: { name: 'AGPL-3.0-or-later', identifier: 'AGPL-3.0-or-later' },
+    },
+    servers: [{ url: new URL(c.req.url).origin }],
+  }))
+  app.notFound(notFound)
+  app.onError(onError)
+  return app
+}

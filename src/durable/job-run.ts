@@ -1,0 +1,292 @@
+/**
+ * @module
+ * JobRun: one Durable Object per job (DESIGN.md §1). It runs the stages in order, owns the job's
+ * event log and SSE fan-out, serves the bounded wait, and writes every state change through to
+ * D1 together with the credit settlement, so a job ends terminal with its hold settled once.
+ */
+import { DurableObject } from 'cloudflare:workers'
+import type { Env } from '../env'
+import { iso } from '../lib/time'
+import type { RemovalOptions } from '../schemas/removal'
+import type { JobStage, JobStatus } from '../schemas/job'
+import { InferenceClient, InferenceFailure } from '../services/inference'
+import { settleStatements } from '../services/credits'
+import { RESULT_RETENTION_MS } from '../services/jobs'
+import { formatSse, type EventEnvelope, type JobEventType } from './job-events'
+
+export interface JobStart {
+  jobId: string
+  workspaceId: string
+  correlationId: string
+  options: RemovalOptions
+  source: { key: string; size: number; sha256: string }
+}
+
+interface JobState extends JobStart {
+  status: JobStatus
+  stage: JobStage
+  attempts: number
+  queuedSince: number
+}
+
+const TERMINAL: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled'])
+/** How long a job may wait for a saturated inference fleet before it fails. */
+const MAX_QUEUE_WAIT_MS = 15 * 60_000
+const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' }
+
+/** Thrown inside a run when the job was ended (canceled) by another call meanwhile. */
+class JobEnded extends Error {}
+
+export class JobRun extends DurableObject<Env> {
+  #abort: AbortController | null = null
+  #waiters = new Set<() => void>()
+  #streams = new Set<WritableStreamDefaultWriter<Uint8Array>>()
+  #encoder = new TextEncoder()
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env)
+    ctx.blockConcurrencyWhile(async () => {
+      ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS job (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL)`)
+      ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, body TEXT NOT NULL)`)
+    })
+  }
+
+  /** Accepts the job; a second call (a retried RPC) changes nothing. */
+  async start(input: JobStart): Promise<void> {
+    if (this.#state()) return
+    this.#save({ ...input, status: 'queued', stage: 'queued', attempts: 0, queuedSince: Date.now() })
+    this.#emit('image.job.created.v1')
+    await this.ctx.storage.setAlarm(Date.now())
+  }
+
+  /** Cancels now if nothing is in flight, else aborts the inference call (SPEC.md §3). */
+  async cancel(): Promise<JobStatus> {
+    const state = this.#state()
+    if (!state || TERMINAL.has(state.status)) return state?.status ?? 'canceled'
+    if (this.#abort) {
+      this.#abort.abort(new Error('canceled'))
+      return state.status
+    }
+    await this.ctx.storage.deleteAlarm()
+    await this.#finish(state, 'canceled')
+    return 'canceled'
+  }
+
+  /** Resolves true once the job is terminal, or false after `ms`. */
+  async waitForTerminal(ms: number): Promise<boolean> {
+    const state = this.#state()
+    if (!state || TERMINAL.has(state.status)) return true
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        this.#waiters.delete(done)
+        resolve(true)
+      }
+      const timer = setTimeout(() => {
+        this.#waiters.delete(done)
+        resolve(false)
+      }, ms)
+      this.#waiters.add(done)
+    })
+  }
+
+  /** GET …/events: replays the log after `Last-Event-ID`, then streams live until terminal. */
+  override async fetch(request: Request): Promise<Response> {
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>()
+    const writer = writable.getWriter()
+    for (const event of this.#eventsAfter(request.headers.get('last-event-id'))) {
+      void writer.write(this.#encoder.encode(formatSse(event))).catch(() => undefined)
+    }
+    const state = this.#state()
+    if (!state || TERMINAL.has(state.status)) void writer.close().catch(() => undefined)
+    else this.#streams.add(writer)
+    return new Response(readable, { headers: SSE_HEADERS })
+  }
+
+  override async alarm(): Promise<void> {
+    const state = this.#state()
+    if (!state || TERMINAL.has(state.status)) return
+    try {
+      await this.#run(state)
+    } catch (err) {
+      if (err instanceof JobEnded) return
+      // Anything unforeseen still ends the job, so no hold is left behind.
+      await this.#finish(this.#state() ?? state, 'failed', { code: 'processing_failed', message: String(err) })
+    }
+  }
+
+  async #run(state: JobState): Promise<void> {
+    const client = InferenceClient.fromEnv(this.env)
+    if (state.status === 'queued') {
+      const readiness = await client.ready()
+      if (readiness.state !== 'ready') return this.#waitForCapacity(state, readiness.state, readiness.retryAfter)
+      await this.#advance(state, 'processing', 'preparing', { started_at: iso(), model_version: readiness.modelVersion ?? null })
+    }
+    const source = await this.env.BUCKET.get(state.source.key)
+    if (!source) return this.#finish(state, 'failed', { code: 'processing_failed', message: 'The source image is missing' })
+
+    await this.#advance(state, 'processing', 'segmenting')
+    const abort = new AbortController()
+    this.#abort = abort
+    let response: Response
+    try {
+      response = await client.remove({ body: source.body, length: source.size, sha256: state.source.sha256 }, state.options, abort.signal)
+    } catch (err) {
+      return this.#onInferenceError(state, err, abort.signal.aborted)
+    } finally {
+      this.#abort = null
+    }
+    if (abort.signal.aborted) return this.#finish(state, 'canceled')
+
+    // The server refines and renders within the one call; the stages are reported as it returns.
+    await this.#advance(state, 'processing', 'refining')
+    await this.#advance(state, 'processing', 'rendering')
+    await this.#advance(state, 'processing', 'storing')
+    const resultKey = `results/${state.jobId}.png`
+    const length = Number(response.headers.get('content-length'))
+    const body = Number.isFinite(length) && length > 0 ? response.body!.pipeThrough(new FixedLengthStream(length)) : await response.arrayBuffer()
+    await this.env.BUCKET.put(resultKey, body, { httpMetadata: { contentType: 'image/png' } })
+    const modelVersion = response.headers.get('x-model-version')
+    await this.#finish(state, 'succeeded', undefined, {
+      result_key: resultKey,
+      result_content_type: 'image/png',
+      ...(modelVersion ? { model_version: modelVersion } : {}),
+    })
+  }
+
+  async #onInferenceError(state: JobState, err: unknown, aborted: boolean): Promise<void> {
+    if (aborted) return this.#finish(state, 'canceled')
+    if (!(err instanceof InferenceFailure)) throw err
+    if (err.retryable) {
+      const maxAttempts = Number(this.env.INFERENCE_MAX_ATTEMPTS ?? 6)
+      if (state.attempts + 1 < maxAttempts) {
+        state.attempts += 1
+        await this.#advance(state, 'processing', 'preparing')
+        await this.ctx.storage.setAlarm(Date.now() + this.#backoff(state.attempts, err.retryAfter))
+        return
+      }
+      return this.#finish(state, 'failed', {
+        code: 'processor_unavailable',
+        message: `No inference server could take the job after ${maxAttempts} attempts: ${err.message}`,
+      })
+    }
+    const userError = ['invalid_input', 'unsupported_media', 'image_too_large'].includes(err.code)
+    return this.#finish(state, 'failed', { code: userError ? err.code : 'processing_failed', message: err.message })
+  }
+
+  async #waitForCapacity(state: JobState, why: 'saturated' | 'unavailable', retryAfter?: number): Promise<void> {
+    state.attempts += 1
+    const maxAttempts = Number(this.env.INFERENCE_MAX_ATTEMPTS ?? 6)
+    const waitedTooLong = Date.now() - state.queuedSince > MAX_QUEUE_WAIT_MS
+    if ((why === 'unavailable' && state.attempts >= maxAttempts) || waitedTooLong) {
+      return this.#finish(state, 'failed', { code: 'processor_unavailable', message: 'No inference server is available' })
+    }
+    // A busy fleet is not a failure: the job keeps its place and does not use up its attempts.
+    if (why === 'saturated') state.attempts -= 1
+    this.#save(state)
+    await this.ctx.storage.setAlarm(Date.now() + this.#backoff(Math.max(1, state.attempts), retryAfter))
+  }
+
+  /** Exponential backoff with full jitter, never sooner than the server's Retry-After. */
+  #backoff(attempt: number, retryAfterSeconds?: number): number {
+    const base = Number(this.env.INFERENCE_RETRY_BASE_MS ?? 1000)
+    const exp = base * 2 ** (attempt - 1)
+    const jittered = exp / 2 + Math.random() * (exp / 2)
+    return Math.max(jittered, (retryAfterSeconds ?? 0) * (base >= 1000 ? 1000 : base))
+  }
+
+  async #advance(state: JobState, status: JobStatus, stage: JobStage, extra: Record<string, unknown> = {}) {
+    if (this.#endedElsewhere()) throw new JobEnded()
+    const changed = state.status !== status || state.stage !== stage
+    state.status = status
+    state.stage = stage
+    this.#save(state)
+    const sets = ['status = ?', 'stage = ?', ...Object.keys(extra).map((k) => `${k} = ?`)]
+    await this.env.DB.prepare(`UPDATE jobs SET ${sets.join(', ')} WHERE id = ? AND status IN ('queued','processing')`)
+      .bind(status, stage, ...Object.values(extra), state.jobId)
+      .run()
+    if (changed) this.#emit('image.job.progress.v1')
+  }
+
+  async #finish(
+    state: JobState,
+    status: 'succeeded' | 'failed' | 'canceled',
+    error?: { code: string; message: string },
+    extra: Record<string, unknown> = {},
+  ): Promise<void> {
+    if (this.#endedElsewhere()) return
+    const now = Date.now()
+    const fields: Record<string, unknown> = {
+      status,
+      ...(status === 'succeeded' ? { stage: 'complete', expires_at: iso(now + RESULT_RETENTION_MS) } : {}),
+      completed_at: iso(now),
+      error_code: error?.code ?? null,
+      error_message: error?.message ?? null,
+      ...extra,
+    }
+    const sets = Object.keys(fields).map((k) => `${k} = ?`)
+    await this.env.DB.batch([
+      ...settleStatements(this.env.DB, state.jobId, status === 'succeeded' ? 'charge' : 'release'),
+      this.env.DB.prepare(`UPDATE jobs SET ${sets.join(', ')} WHERE id = ? AND status IN ('queued','processing')`).bind(
+        ...Object.values(fields),
+        state.jobId,
+      ),
+    ])
+    state.status = status
+    if (status === 'succeeded') state.stage = 'complete'
+    this.#save(state)
+    const type: JobEventType =
+      status === 'succeeded' ? 'image.job.completed.v1' : status === 'failed' ? 'image.job.failed.v1' : 'image.job.canceled.v1'
+    this.#emit(type, error ? { error } : {})
+    for (const waiter of [...this.#waiters]) waiter()
+    for (const writer of this.#streams) void writer.close().catch(() => undefined)
+    this.#streams.clear()
+  }
+
+  #emit(type: JobEventType, data: Record<string, unknown> = {}): void {
+    const state = this.#state()!
+    const event: EventEnvelope = {
+      id: crypto.randomUUID(),
+      type,
+      occurredAt: iso(),
+      workspaceId: state.workspaceId,
+      aggregateId: state.jobId,
+      correlationId: state.correlationId,
+      data: { jobId: state.jobId, status: state.status, stage: state.stage, ...data },
+    }
+    this.ctx.storage.sql.exec('INSERT INTO events (id, body) VALUES (?, ?)', event.id, JSON.stringify(event))
+    const bytes = this.#encoder.encode(formatSse(event))
+    for (const writer of this.#streams) {
+      writer.write(bytes).catch(() => this.#streams.delete(writer))
+    }
+  }
+
+  #eventsAfter(lastEventId: string | null): EventEnvelope[] {
+    const sql = this.ctx.storage.sql
+    const after = lastEventId
+      ? (sql.exec<{ seq: number }>('SELECT seq FROM events WHERE id = ?', lastEventId).toArray()[0]?.seq ?? 0)
+      : 0
+    return sql
+      .exec<{ body: string }>('SELECT body FROM events WHERE seq > ? ORDER BY seq', after)
+      .toArray()
+      .map((r) => JSON.parse(r.body) as EventEnvelope)
+  }
+
+  /** True when a cancel finished the job while a run was between steps. */
+  #endedElsewhere(): boolean {
+    const stored = this.#state()
+    return stored !== null && TERMINAL.has(stored.status)
+  }
+
+  #state(): JobState | null {
+    const row = this.ctx.storage.sql.exec<{ state: string }>('SELECT state FROM job WHERE id = 1').toArray()[0]
+    return row ? (JSON.parse(row.state) as JobState) : null
+  }
+
+  /** Terminal states never change (DESIGN.md §3): a stale run cannot write over a cancel. */
+  #save(state: JobState): void {
+    if (!TERMINAL.has(state.status) && this.#endedElsewhere()) throw new JobEnded()
+    this.ctx.storage.sql.exec('INSERT OR REPLACE INTO job (id, state) VALUES (1, ?)', JSON.stringify(state))
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * @module
+ * Every error leaves the API as `application/problem+json` (SPEC.md §7). Codes, statuses and the
+ * problem shape are defined here once; routes and services throw `ApiError`.
+ */
+import { z } from '@hono/zod-openapi'
+import type { Context, ErrorHandler, NotFoundHandler } from 'hono'
+import { HTTPException } from 'hono/http-exception'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import type { AppEnv } from './env'
+
+export const ERROR_STATUS = {
+  invalid_input: 400,
+  invalid_api_key: 401,
+  quota_exhausted: 402,
+  insufficient_scope: 403,
+  job_not_found: 404,
+  idempotency_conflict: 409,
+  revision_conflict: 409,
+  asset_expired: 410,
+  image_too_large: 413,
+  unsupported_media: 415,
+  unsafe_url: 422,
+  authorization_pending: 428,
+  rate_limit_exceeded: 429,
+  processing_failed: 500,
+  processor_unavailable: 503,
+} as const satisfies Record<string, ContentfulStatusCode>
+
+export type ErrorCode = keyof typeof ERROR_STATUS
+
+const TITLES: Record<ErrorCode, string> = {
+  invalid_input: 'Invalid input',
+  invalid_api_key: 'Invalid API key',
+  quota_exhausted: 'Quota exhausted',
+  insufficient_scope: 'Insufficient scope',
+  job_not_found: 'Not found',
+  idempotency_conflict: 'Idempotency conflict',
+  revision_conflict: 'Revision conflict',
+  asset_expired: 'Asset expired',
+  image_too_large: 'Image too large',
+  unsupported_media: 'Unsupported media',
+  unsafe_url: 'Unsafe URL',
+  authorization_pending: 'Authorization pending',
+  rate_limit_exceeded: 'Rate limit exceeded',
+  processing_failed: 'Processing failed',
+  processor_unavailable: 'Processor unavailable',
+}
+
+/** Codes a client may retry unchanged (after `Retry-After` where given). */
+const RETRYABLE = new Set<ErrorCode>([
+  'authorization_pending',
+  'rate_limit_exceeded',
+  'processor_unavailable',
+])
+
+export interface ApiErrorOptions {
+  field?: string
+  retryable?: boolean
+  /** Seconds, sent as `Retry-After`. */
+  retryAfter?: number
+  cause?: unknown
+}
+
+export class ApiError extends HTTPException {
+  readonly code: ErrorCode
+  readonly field?: string
+  readonly retryable: boolean
+  readonly retryAfter?: number
+
+  constructor(code: ErrorCode, detail: string, options: ApiErrorOptions = {}) {
+    super(ERROR_STATUS[code], { message: detail, cause: options.cause })
+    this.code = code
+    this.field = options.field
+    this.retryable = options.retryable ?? RETRYABLE.has(code)
+    this.retryAfter = options.retryAfter
+  }
+}
+
+export const ProblemSchema = z
+  .object({
+    type: z.string().url(),
+    status: z.number().int(),
+    code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
+    title: z.string(),
+    detail: z.string(),
+    field: z.string().optional(),
+    retryable: z.boolean(),
+    requestId: z.string(),
+  })
+  .openapi('Problem')
+
+export type Problem = z.infer<typeof ProblemSchema>
+
+export function problemResponse(c: Context<AppEnv>, err: ApiError): Response {
+  const docs = (c.env?.DOCS_URL ?? 'https://docs.cutout.dev').replace(/\/$/, '')
+  const body: Problem = {
+    type: `${docs}/errors/${err.code.replaceAll('_', '-')}`,
+    status: err.status,
+    code: err.code,
+    title: TITLES[err.code],
+    detail: err.message,
+    ...(err.field ? { field: err.field } : {}),
+    retryable: err.retryable,
+    requestId: c.get('requestId') ?? '',
+  }
+  const headers = new Headers({ 'content-type': 'application/problem+json' })
+  if (err.retryAfter !== undefined) headers.set('retry-after', String(Math.ceil(err.retryAfter)))
+  return new Response(JSON.stringify(body), { status: err.status, headers })
+}
+
+/** Maps a zod issue path to the `field` of the problem (`options.alpha.threshold`). */
+export function fieldOf(path: readonly PropertyKey[]): string | undefined {
+  return path.length ? path.map(String).join('.') : undefined
+}
+
+type ZodIssueLike = {
+  code: string
+  path: readonly PropertyKey[]
+  message: string
+  keys?: string[]
+}
+
+/** Words a zod issue the way sharp words bad input: what was expected, and where. */
+export function issueToApiError(issue: ZodIssueLike, prefix: PropertyKey[] = []): ApiError {
+  const path = [...prefix, ...issue.path]
+  if (issue.code === 'unrecognized_keys' && issue.keys?.length) {
+    const field = fieldOf([...path, issue.keys[0]])
+    return new ApiError('invalid_input', `Unknown field ${field}: options are strict`, { field })
+  }
+  const field = fieldOf(path)
+  return new ApiError('invalid_input', field ? `${issue.message} for ${field}` : issue.message, {
+    field,
+  })
+}
+
+/** The `defaultHook` of every OpenAPIHono router: the first zod issue becomes a 400 problem. */
+export function validationHook(
+  result: { success: boolean; error?: { issues: ZodIssueLike[] }; target?: string },
+  c: Context<AppEnv>,
+) {
+  if (result.success || !result.error) return
+  const issue = result.error.issues[0]
+  throw issueToApiError(issue)
+}
+
+export const onError: ErrorHandler<AppEnv> = (err, c) => {
+  if (err instanceof ApiError) return problemResponse(c, err)
+  if (err instanceof HTTPException) {
+    const code: ErrorCode =
+      err.status === 415 ? 'unsupported_media' : err.status === 413 ? 'image_too_large' : 'invalid_input'
+    return problemResponse(c, new ApiError(code, err.message || TITLES[code]))
+  }
+  if (err instanceof SyntaxError) {
+    return problemResponse(c, new ApiError('invalid_input', `Malformed body: ${err.message}`))
+  }
+  console.error(JSON.stringify({ level: 'error', requestId: c.get('requestId'), error: String(err) }))
+  return problemResponse(
+    c,
+    new ApiError('processing_failed', 'An unexpected error occurred', { retryable: true }),
+  )
+}
+
+export const notFound: NotFoundHandler<AppEnv> = (c) =>
+  problemResponse(c, new ApiError('job_not_found', `No route for ${c.req.method} ${c.req.path}`))
+
+const problemContent = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: ProblemSchema } },
+})
+
+/** The error responses every authenticated JSON endpoint may produce (SPEC.md §7). */
+export const errorResponses = {
+  400: problemContent('Invalid input'),
+  401: problemContent('Missing, invalid, expired or revoked API key'),
+  403: problemContent('The key lacks a required scope'),
+  404: problemContent('Not found in this workspace'),
+  429: problemContent('Rate limit exceeded'),
+  500: problemContent('Processing failed'),
+  503: problemContent('Processor unavailable'),
+} as const
+
+export { problemContent }

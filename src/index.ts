@@ -1,0 +1,18 @@
+/**
+ * @module
+ * Worker entry: the HTTP app, the retention sweep, and the Durable Object classes.
+ */
+import { createApp } from './app'
+import type { Env } from './env'
+import { sweepExpiredResults } from './services/retention'
+
+export { JobRun } from './durable/job-run'
+
+const app = createApp()
+
+export default {
+  fetch: app.fetch,
+  async scheduled(_controller, env, ctx) {
+    ctx.waitUntil(sweepExpiredResults(env))
+  },
+} satisfies ExportedHandler<Env>

@@ -1,0 +1,47 @@
+/**
+ * @module
+ * GET /health/live and /health/ready (SPEC.md §1): unauthenticated.
+ */
+import { createRoute, z } from '@hono/zod-openapi'
+import { createRouter } from '../lib/router'
+import { json } from '../schemas/common'
+import { InferenceClient } from '../services/inference'
+
+const HealthSchema = z
+  .object({
+    status: z.enum(['ok', 'ready', 'unavailable']),
+    checks: z.record(z.string(), z.string()).optional(),
+  })
+  .openapi('Health')
+
+export const live = createRoute({
+  method: 'get',
+  path: '/health/live',
+  tags: ['Service'],
+  responses: { 200: json(HealthSchema, 'The API process is alive') },
+})
+
+export const ready = createRoute({
+  method: 'get',
+  path: '/health/ready',
+  tags: ['Service'],
+  responses: {
+    200: json(HealthSchema, 'D1 and an inference server are ready'),
+    503: json(HealthSchema, 'A required dependency is not ready'),
+  },
+})
+
+export const health = createRouter()
+  .openapi(live, (c) => c.json({ status: 'ok' as const }, 200))
+  .openapi(ready, async (c) => {
+    const [db, inference] = await Promise.all([
+      c.env.DB.prepare('SELECT 1 AS ok').first().then(
+        () => 'ok',
+        () => 'unreachable',
+      ),
+      InferenceClient.fromEnv(c.env).ready().then((r) => r.state),
+    ])
+    const checks = { d1: db, inference }
+    const ok = db === 'ok' && inference !== 'unavailable'
+    return ok ? c.json({ status: 'ready' as const, checks }, 200) : c.json({ status: 'unavailable' as const, checks }, 503)
+  })

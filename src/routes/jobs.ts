@@ -1,0 +1,148 @@
+/**
+ * @module
+ * Jobs (SPEC.md §4): list, read, cancel, the event stream and the result.
+ */
+import { createRoute, z } from '@hono/zod-openapi'
+import { createMiddleware } from 'hono/factory'
+import type { AppEnv } from '../env'
+import { ApiError, errorResponses, problemContent } from '../errors'
+import { createRouter } from '../lib/router'
+import { requireAuth } from '../middleware/auth'
+import { IdParams, json } from '../schemas/common'
+import { JobListQuery, JobListSchema, JobSchema } from '../schemas/job'
+import { findJob, findJobById, listJobs, resultExpired, toJob, type JobRow } from '../services/jobs'
+import { verifyResultSignature } from '../services/result-url'
+
+const security = [{ Bearer: [] }]
+/** How long DELETE waits for an aborted inference call to wind down before answering. */
+const CANCEL_SETTLE_MS = 2_000
+
+const ResultQuery = z.object({
+  exp: z.string().optional().openapi({ description: 'Expiry of a signed result URL (from result.url)' }),
+  sig: z.string().optional().openapi({ description: 'Signature of a signed result URL' }),
+})
+
+export const list = createRoute({
+  method: 'get',
+  path: '/v1/jobs',
+  tags: ['Jobs'],
+  security,
+  middleware: [requireAuth('jobs:read')] as const,
+  request: { query: JobListQuery },
+  responses: { 200: json(JobListSchema, 'Jobs, newest first'), ...errorResponses },
+})
+
+export const getOne = createRoute({
+  method: 'get',
+  path: '/v1/jobs/{id}',
+  tags: ['Jobs'],
+  security,
+  middleware: [requireAuth('jobs:read')] as const,
+  request: { params: IdParams },
+  responses: { 200: json(JobSchema, 'The job'), ...errorResponses },
+})
+
+export const cancel = createRoute({
+  method: 'delete',
+  path: '/v1/jobs/{id}',
+  tags: ['Jobs'],
+  security,
+  middleware: [requireAuth('images:write')] as const,
+  request: { params: IdParams },
+  responses: { 200: json(JobSchema, 'Canceled, or cancellation requested'), ...errorResponses },
+})
+
+export const events = createRoute({
+  method: 'get',
+  path: '/v1/jobs/{id}/events',
+  tags: ['Jobs'],
+  security,
+  middleware: [requireAuth('jobs:read')] as const,
+  request: { params: IdParams },
+  responses: {
+    200: {
+      description: 'Server-sent events; reconnect with Last-Event-ID',
+      content: { 'text/event-stream': { schema: { type: 'string' } } },
+    },
+    ...errorResponses,
+  },
+})
+
+/** A signed `result.url` needs no key; the bare path needs `jobs:read`. */
+const resultAccess = createMiddleware<AppEnv>(async function resultAccess(c, next) {
+  const { exp, sig } = c.req.query()
+  if (exp === undefined && sig === undefined) return requireAuth('jobs:read')(c, next)
+  const id = c.req.path.match(/^\/v1\/jobs\/([^/]+)\/result$/)?.[1] ?? ''
+  if (!exp || !sig || !(await verifyResultSignature(c.env.RESULT_SIGNING_KEY, id, exp, sig))) {
+    throw new ApiError('invalid_api_key', 'The result URL signature is invalid or has expired; read the job for a fresh one')
+  }
+  await next()
+})
+
+export const result = createRoute({
+  method: 'get',
+  path: '/v1/jobs/{id}/result',
+  tags: ['Jobs'],
+  security: [{ Bearer: [] }, {}],
+  middleware: [resultAccess] as const,
+  request: { params: IdParams, query: ResultQuery },
+  responses: {
+    200: {
+      description: 'The result bytes; Content-Type is the result format',
+      content: {
+        'application/octet-stream': { schema: { type: 'string', format: 'binary' } },
+        'image/png': { schema: { type: 'string', format: 'binary' } },
+      },
+    },
+    ...errorResponses,
+    410: problemContent('The result bytes expired (kept 24 hours after completion)'),
+  },
+})
+
+export const jobs = createRouter()
+  .openapi(list, async (c) => {
+    const page = await listJobs(c.env.DB, c.get('auth').workspaceId, c.req.valid('query'))
+    const items = await Promise.all(page.rows.map((row) => toJob(row, c.env.RESULT_SIGNING_KEY)))
+    return c.json({ jobs: items, nextCursor: page.nextCursor }, 200)
+  })
+  .openapi(getOne, async (c) => {
+    const row = await findJob(c.env.DB, c.get('auth').workspaceId, c.req.valid('param').id)
+    return c.json(await toJob(row, c.env.RESULT_SIGNING_KEY), 200)
+  })
+  .openapi(cancel, async (c) => {
+    const { workspaceId } = c.get('auth')
+    const { id } = c.req.valid('param')
+    await findJob(c.env.DB, workspaceId, id)
+    const stub = c.env.JOB_RUN.get(c.env.JOB_RUN.idFromName(id))
+    const status = await stub.cancel()
+    if (status === 'processing') await stub.waitForTerminal(CANCEL_SETTLE_MS)
+    return c.json(await toJob(await findJob(c.env.DB, workspaceId, id), c.env.RESULT_SIGNING_KEY), 200)
+  })
+  .openapi(events, async (c) => {
+    const { id } = c.req.valid('param')
+    await findJob(c.env.DB, c.get('auth').workspaceId, id)
+    const stub = c.env.JOB_RUN.get(c.env.JOB_RUN.idFromName(id))
+    const headers = new Headers()
+    const lastEventId = c.req.header('last-event-id')
+    if (lastEventId) headers.set('last-event-id', lastEventId)
+    return stub.fetch('https://job-run/events', { headers }) as unknown as Response
+  })
+  .openapi(result, async (c) => {
+    const id = c.req.param('id') ?? ''
+    const auth = c.var.auth
+    const row: JobRow | null = auth ? await findJob(c.env.DB, auth.workspaceId, id) : await findJobById(c.env.DB, id)
+    if (!row) throw new ApiError('job_not_found', `No job ${id}`)
+    if (row.status !== 'succeeded' || !row.result_key) {
+      throw new ApiError('job_not_found', `Job ${id} has no result (status ${row.status})`)
+    }
+    if (resultExpired(row)) {
+      throw new ApiError('asset_expired', `The result of job ${id} expired at ${row.expires_at}; job metadata remains`)
+    }
+    const object = await c.env.BUCKET.get(row.result_key)
+    if (!object) throw new ApiError('asset_expired', `The result of job ${id} is no longer stored`)
+    return c.body(object.body, 200, {
+      'content-type': row.result_content_type ?? 'image/png',
+      'content-length': String(object.size),
+      'cache-control': 'private, max-age=600',
+    })
+  })

@@ -1,0 +1,83 @@
+/**
+ * @module
+ * Uploads (SPEC.md §4): POST /v1/uploads, PUT /v1/uploads/{id}/content, POST /v1/uploads/{id}/complete.
+ */
+import { createRoute } from '@hono/zod-openapi'
+import { errorResponses, problemContent } from '../errors'
+import { createRouter } from '../lib/router'
+import { requireAuth } from '../middleware/auth'
+import { IdParams, json } from '../schemas/common'
+import { UploadSchema } from '../schemas/upload'
+import { completeUpload, createUpload, putUploadContent } from '../services/uploads'
+
+const security = [{ Bearer: [] }]
+const binary = { schema: { type: 'string' as const, format: 'binary' } }
+
+export const create = createRoute({
+  method: 'post',
+  path: '/v1/uploads',
+  tags: ['Uploads'],
+  security,
+  middleware: [requireAuth('images:write')] as const,
+  responses: { 201: json(UploadSchema, 'Reserved; PUT the bytes to uploadUrl'), ...errorResponses },
+})
+
+export const putContent = createRoute({
+  method: 'put',
+  path: '/v1/uploads/{id}/content',
+  tags: ['Uploads'],
+  security,
+  middleware: [requireAuth('images:write')] as const,
+  request: {
+    params: IdParams,
+    body: {
+      required: true,
+      content: {
+        'application/octet-stream': binary,
+        'image/jpeg': binary,
+        'image/png': binary,
+        'image/webp': binary,
+        'image/avif': binary,
+        'image/heic': binary,
+        'image/heif': binary,
+      },
+    },
+  },
+  responses: {
+    204: { description: 'Stored' },
+    ...errorResponses,
+    413: problemContent('Over 50 MB or 25 megapixels'),
+    415: problemContent('Not a JPEG, PNG, WebP, AVIF, HEIC or HEIF image'),
+  },
+})
+
+export const complete = createRoute({
+  method: 'post',
+  path: '/v1/uploads/{id}/complete',
+  tags: ['Uploads'],
+  security,
+  middleware: [requireAuth('images:write')] as const,
+  request: { params: IdParams },
+  responses: {
+    200: json(UploadSchema, 'Verified and ready'),
+    ...errorResponses,
+    413: problemContent('Over 25 megapixels'),
+    415: problemContent('Not a supported image'),
+  },
+})
+
+export const uploads = createRouter()
+  .openapi(create, async (c) => {
+    const upload = await createUpload(c.env.DB, c.get('auth').workspaceId)
+    c.header('Location', `/v1/uploads/${upload.id}`)
+    return c.json(upload, 201)
+  })
+  .openapi(putContent, async (c) => {
+    const { id } = c.req.valid('param')
+    await putUploadContent(c.env, c.get('auth').workspaceId, id, c.req.raw.body, c.req.header('content-length'))
+    return c.body(null, 204)
+  })
+  .openapi(complete, async (c) => {
+    const { id } = c.req.valid('param')
+    return c.json(await completeUpload(c.env, c.get('auth').workspaceId, id), 200)
+  })

@@ -1,0 +1,48 @@
+/**
+ * @module
+ * Removal options (SPEC.md §2): a strict object; `threshold` belongs to binary alpha only, and the
+ * legacy `format`/`recipe` fields are refused like any other unknown field.
+ */
+import { z } from '@hono/zod-openapi'
+
+const Feather = z.number().min(0).max(4).openapi({ description: 'Edge softening in source pixels' })
+
+export const AlphaSchema = z
+  .discriminatedUnion('mode', [
+    z.strictObject({ mode: z.literal('raw'), feather: Feather }),
+    z.strictObject({
+      mode: z.literal('binary'),
+      threshold: z.number().min(0).max(1),
+      feather: Feather,
+    }),
+  ])
+  .openapi('Alpha')
+
+export const RemovalOptionsSchema = z
+  .strictObject({
+    quality: z.enum(['fast', 'balanced', 'high']),
+    alpha: AlphaSchema,
+    output: z.enum(['mask', 'cutout']),
+  })
+  .openapi('RemovalOptions', {
+    example: { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' },
+  })
+
+export type RemovalOptions = z.infer<typeof RemovalOptionsSchema>
+
+export const RemovalJsonSchema = z
+  .strictObject({
+    sourceUrl: z.url({ protocol: /^https?$/ }).optional(),
+    uploadId: z.uuid().optional(),
+    options: RemovalOptionsSchema,
+  })
+  .openapi('RemovalRequest', { description: 'Exactly one of sourceUrl or uploadId.' })
+
+export const RemovalMultipartSchema = z
+  .object({
+    image: z
+      .any()
+      .openapi({ type: 'string', format: 'binary', description: 'JPEG, PNG, WebP, AVIF, HEIC or HEIF; ≤ 50 MB, ≤ 25 MP' }),
+    options: z.string().openapi({ description: 'JSON-encoded RemovalOptions' }),
+  })
+  .openapi('RemovalMultipart')

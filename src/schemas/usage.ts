@@ -1,0 +1,14 @@
+import { z } from '@hono/zod-openapi'
+
+export const UsageSchema = z
+  .object({
+    kind: z.enum(['workspace', 'anonymous']).optional(),
+    available: z.number().int().optional(),
+    held: z.number().int().optional(),
+    used: z.number().int().optional(),
+    limit: z.number().int().optional(),
+    accepted: z.number().int().optional(),
+    remaining: z.number().int().optional(),
+    periodEndsAt: z.iso.datetime().optional(),
+  })
+  .openapi('Usage')

@@ -1,0 +1,85 @@
+/**
+ * @module
+ * Credits (SPEC.md §1): a credit is held when a job is accepted, charged on success and released
+ * on failure or cancellation. Every transition is one D1 batch (a transaction), and a hold row
+ * moves out of `held` exactly once, so no path can charge or release twice.
+ */
+import { ApiError } from '../errors'
+
+export interface Usage {
+  kind: 'workspace'
+  limit: number
+  available: number
+  held: number
+  used: number
+  periodEndsAt: string
+}
+
+/**
+ * Statements that take one credit for `jobId` and record its hold, to run in the same batch as
+ * the job insert. The hold row is written only if the account update changed a row, so the
+ * check and the take are one atomic step even under concurrent requests.
+ */
+export function holdStatements(db: D1Database, workspaceId: string, jobId: string): D1PreparedStatement[] {
+  return [
+    db
+      .prepare(
+        'UPDATE credit_accounts SET held = held + 1 WHERE workspace_id = ? AND held + used < credit_limit',
+      )
+      .bind(workspaceId),
+    db
+      .prepare("INSERT INTO credit_holds (job_id, workspace_id, status) SELECT ?, ?, 'held' WHERE changes() = 1")
+      .bind(jobId, workspaceId),
+  ]
+}
+
+export function quotaExhausted(): ApiError {
+  return new ApiError('quota_exhausted', 'No credits remain in this period; see GET /v1/usage')
+}
+
+/** Settles a hold: `charge` moves it to used, `release` gives it back. Idempotent. */
+export function settleStatements(
+  db: D1Database,
+  jobId: string,
+  outcome: 'charge' | 'release',
+): D1PreparedStatement[] {
+  const account =
+    outcome === 'charge'
+      ? 'SET held = held - 1, used = used + 1'
+      : 'SET held = held - 1'
+  return [
+    db
+      .prepare(
+        `UPDATE credit_accounts ${account} WHERE workspace_id =
+           (SELECT workspace_id FROM credit_holds WHERE job_id = ? AND status = 'held')`,
+      )
+      .bind(jobId),
+    db
+      .prepare(
+        "UPDATE credit_holds SET status = ?, settled_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE job_id = ? AND status = 'held'",
+      )
+      .bind(outcome === 'charge' ? 'charged' : 'released', jobId),
+  ]
+}
+
+export async function settleHold(db: D1Database, jobId: string, outcome: 'charge' | 'release') {
+  await db.batch(settleStatements(db, jobId, outcome))
+}
+
+export async function getUsage(db: D1Database, workspaceId: string): Promise<Usage> {
+  const row = await db
+    .prepare('SELECT credit_limit, held, used, period_ends_at FROM credit_accounts WHERE workspace_id = ?')
+    .bind(workspaceId)
+    .first<{ credit_limit: number; held: number; used: number; period_ends_at: string }>()
+  if (!row) {
+    return { kind: 'workspace', limit: 0, available: 0, held: 0, used: 0, periodEndsAt: new Date().toISOString() }
+  }
+  return {
+    kind: 'workspace',
+    limit: row.credit_limit,
+    available: Math.max(0, row.credit_limit - row.held - row.used),
+    held: row.held,
+    used: row.used,
+    periodEndsAt: row.period_ends_at,
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * @module
+ * `Idempotency-Key` (SPEC.md §4): the first request with a key claims it; a finished one is
+ * replayed to later requests with the same input; different input is 409 `idempotency_conflict`.
+ * Only successful responses are remembered: a failed request frees its key so the client can
+ * retry with the same key once it has fixed the cause.
+ */
+import { ApiError } from '../errors'
+import { DAY_MS, iso } from '../lib/time'
+
+export const IDEMPOTENCY_TTL_MS = DAY_MS
+
+export interface StoredResponse {
+  status: number
+  body: string
+  location?: string | null
+}
+
+export type Claim =
+  | { kind: 'claimed'; release: () => Promise<void>; complete: (r: StoredResponse) => Promise<void> }
+  | { kind: 'replay'; response: StoredResponse }
+
+type Row = {
+  request_hash: string
+  state: 'in_progress' | 'done'
+  response_status: number | null
+  response_body: string | null
+  response_location: string | null
+  expires_at: string
+}
+
+export function requireIdempotencyKey(key: string | undefined): string {
+  if (!key) {
+    throw new ApiError('invalid_input', 'Expected an Idempotency-Key header of 1 to 128 characters', {
+      field: 'Idempotency-Key',
+    })
+  }
+  return key
+}
+
+export async function claimIdempotencyKey(
+  db: D1Database,
+  workspaceId: string,
+  scope: string,
+  key: string,
+  requestHash: string,
+): Promise<Claim> {
+  const now = Date.now()
+  // An expired record no longer protects anything; drop it so the key can be claimed afresh.
+  await db
+    .prepare('DELETE FROM idempotency_keys WHERE workspace_id = ? AND scope = ? AND key = ? AND expires_at < ?')
+    .bind(workspaceId, scope, key, iso(now))
+    .run()
+  const inserted = await db
+    .prepare(
+      `INSERT INTO idempotency_keys (workspace_id, scope, key, request_hash, state, created_at, expires_at)
+       VALUES (?, ?, ?, ?, 'in_progress', ?, ?) ON CONFLICT DO NOTHING`,
+    )
+    .bind(workspaceId, scope, key, requestHash, iso(now), iso(now + IDEMPOTENCY_TTL_MS))
+    .run()
+  const where = [workspaceId, scope, key] as const
+  if (inserted.meta.changes === 1) {
+    return {
+      kind: 'claimed',
+      release: async () => {
+        await db
+          .prepare("DELETE FROM idempotency_keys WHERE workspace_id = ? AND scope = ? AND key = ? AND state = 'in_progress'")
+          .bind(...where)
+          .run()
+      },
+      complete: async (r) => {
+        await db
+          .prepare(
+            `UPDATE idempotency_keys SET state = 'done', response_status = ?, response_body = ?, response_location = ?
+             WHERE workspace_id = ? AND scope = ? AND key = ?`,
+          )
+          .bind(r.status, r.body, r.location ?? null, ...where)
+          .run()
+      },
+    }
+  }
+  const row = await db
+    .prepare(
+      'SELECT request_hash, state, response_status, response_body, response_location, expires_at FROM idempotency_keys WHERE workspace_id = ? AND scope = ? AND key = ?',
+    )
+    .bind(...where)
+    .first<Row>()
+  if (!row) throw new ApiError('idempotency_conflict', 'The Idempotency-Key is being reused concurrently', { retryable: true })
+  if (row.request_hash !== requestHash) {
+    throw new ApiError('idempotency_conflict', 'The Idempotency-Key was already used with a different request', {
+      field: 'Idempotency-Key',
+    })
+  }
+  if (row.state !== 'done') {
+    throw new ApiError('idempotency_conflict', 'A request with this Idempotency-Key is still in progress', {
+      field: 'Idempotency-Key',
+      retryable: true,
+      retryAfter: 1,
+    })
+  }
+  return {
+    kind: 'replay',
+    response: { status: row.response_status ?? 200, body: row.response_body ?? '', location: row.response_location },
+  }
+}

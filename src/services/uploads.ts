@@ -1,0 +1,120 @@
+/**
+ * @module
+ * Direct uploads (SPEC.md §4): reserve, put bytes, complete. In local mode `uploadUrl` is the
+ * API path of the content route; `complete` has the inference server decode what landed.
+ */
+import { ApiError } from '../errors'
+import { HOUR_MS, iso } from '../lib/time'
+import type { Upload } from '../schemas/upload'
+import { InferenceClient, InferenceFailure, inferenceProblem } from './inference'
+import { storeStream } from './sources'
+
+/** A reservation is short-lived; a client that does not finish within it starts again. */
+export const UPLOAD_TTL_MS = HOUR_MS
+
+export interface UploadRow {
+  id: string
+  workspace_id: string
+  status: 'pending' | 'ready'
+  object_key: string
+  byte_size: number | null
+  sha256: string | null
+  width: number | null
+  height: number | null
+  mime_type: string | null
+  expires_at: string
+}
+
+export function toUpload(row: UploadRow): Upload {
+  return {
+    id: row.id,
+    status: row.status,
+    expiresAt: row.expires_at,
+    uploadUrl: `/v1/uploads/${row.id}/content`,
+    ...(row.width ? { width: row.width } : {}),
+    ...(row.height ? { height: row.height } : {}),
+    ...(row.mime_type && row.status === 'ready' ? { mimeType: row.mime_type } : {}),
+  }
+}
+
+export async function createUpload(db: D1Database, workspaceId: string): Promise<Upload> {
+  const id = crypto.randomUUID()
+  const row: UploadRow = {
+    id,
+    workspace_id: workspaceId,
+    status: 'pending',
+    object_key: `uploads/${id}`,
+    byte_size: null,
+    sha256: null,
+    width: null,
+    height: null,
+    mime_type: null,
+    expires_at: iso(Date.now() + UPLOAD_TTL_MS),
+  }
+  await db
+    .prepare('INSERT INTO uploads (id, workspace_id, status, object_key, expires_at) VALUES (?, ?, ?, ?, ?)')
+    .bind(row.id, row.workspace_id, row.status, row.object_key, row.expires_at)
+    .run()
+  return toUpload(row)
+}
+
+export async function findUpload(db: D1Database, workspaceId: string, id: string, field?: string): Promise<UploadRow> {
+  const row = await db.prepare('SELECT * FROM uploads WHERE id = ? AND workspace_id = ?').bind(id, workspaceId).first<UploadRow>()
+  if (!row) {
+    if (field) throw new ApiError('invalid_input', `No upload ${id} in this workspace`, { field })
+    throw new ApiError('job_not_found', `No upload ${id} in this workspace`)
+  }
+  return row
+}
+
+function assertPending(row: UploadRow): void {
+  if (row.status !== 'pending') throw new ApiError('invalid_input', `Upload ${row.id} is already complete`)
+  if (Date.parse(row.expires_at) <= Date.now()) {
+    throw new ApiError('invalid_input', `Upload ${row.id} expired at ${row.expires_at}; reserve a new one`)
+  }
+}
+
+export async function putUploadContent(
+  env: { DB: D1Database; BUCKET: R2Bucket },
+  workspaceId: string,
+  id: string,
+  body: ReadableStream<Uint8Array> | null,
+  contentLength: string | undefined,
+): Promise<void> {
+  const row = await findUpload(env.DB, workspaceId, id)
+  assertPending(row)
+  const length = Number(contentLength)
+  if (!body || !contentLength || !Number.isInteger(length) || length <= 0) {
+    throw new ApiError('invalid_input', 'Expected the image bytes with a Content-Length header', { field: 'Content-Length' })
+  }
+  const stored = await storeStream(env.BUCKET, row.object_key, body, length)
+  await env.DB.prepare('UPDATE uploads SET byte_size = ?, sha256 = ?, mime_type = ? WHERE id = ?')
+    .bind(stored.size, stored.sha256, stored.mimeType, id)
+    .run()
+}
+
+export async function completeUpload(
+  env: { DB: D1Database; BUCKET: R2Bucket; INFERENCE_URL: string; INFERENCE_SIGNING_KEY: string },
+  workspaceId: string,
+  id: string,
+): Promise<Upload> {
+  const row = await findUpload(env.DB, workspaceId, id)
+  if (row.status === 'ready') return toUpload(row)
+  assertPending(row)
+  const object = row.sha256 ? await env.BUCKET.get(row.object_key) : null
+  if (!object || !row.sha256) {
+    throw new ApiError('invalid_input', `Upload ${id} has no content yet; PUT the bytes to its uploadUrl first`)
+  }
+  let info
+  try {
+    info = await InferenceClient.fromEnv(env).inspect({ body: object.body, length: object.size, sha256: row.sha256 })
+  } catch (err) {
+    if (err instanceof InferenceFailure) throw inferenceProblem(err)
+    throw err
+  }
+  const ready: UploadRow = { ...row, status: 'ready', width: info.width, height: info.height, mime_type: info.mimeType }
+  await env.DB.prepare("UPDATE uploads SET status = 'ready', width = ?, height = ?, mime_type = ? WHERE id = ?")
+    .bind(info.width, info.height, info.mimeType, id)
+    .run()
+  return toUpload(ready)
+}

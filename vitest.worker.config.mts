@@ -1,0 +1,41 @@
+import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers'
+import { defineConfig } from 'vitest/config'
+import { freePort, TEST_SIGNING_KEYS } from './test/helpers/ports.mjs'
+
+// The inference server and a fixture HTTP server run in Node (globalSetup) on 127.0.0.1;
+// the Worker under test reaches them over real HTTP. Ports are picked here so the bindings
+// and the servers agree.
+const inferencePort = await freePort()
+const fixturePort = await freePort()
+process.env.TEST_INFERENCE_PORT = String(inferencePort)
+process.env.TEST_FIXTURE_PORT = String(fixturePort)
+
+export default defineConfig(async () => ({
+  plugins: [
+    cloudflareTest({
+      main: './src/index.ts',
+      wrangler: { configPath: './wrangler.toml' },
+      miniflare: {
+        bindings: {
+          TEST_MIGRATIONS: await readD1Migrations('./migrations'),
+          ENVIRONMENT: 'test',
+          INFERENCE_URL: `http://127.0.0.1:${inferencePort}`,
+          INFERENCE_SIGNING_KEY: TEST_SIGNING_KEYS.inference,
+          RESULT_SIGNING_KEY: TEST_SIGNING_KEYS.result,
+          SSRF_ALLOWLIST: `127.0.0.1:${fixturePort}`,
+          DNS_RESOLVER_URL: `http://127.0.0.1:${fixturePort}/dns-query`,
+          FIXTURE_ORIGIN: `http://127.0.0.1:${fixturePort}`,
+          INFERENCE_RETRY_BASE_MS: '50',
+          INFERENCE_MAX_ATTEMPTS: '3',
+        },
+      },
+    }),
+  ],
+  test: {
+    include: ['test/worker/**/*.test.ts'],
+    setupFiles: ['./test/worker/apply-migrations.ts'],
+    globalSetup: ['./test/helpers/global-setup.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+  },
+}))
