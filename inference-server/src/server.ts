@@ -1,0 +1,127 @@
+/**
+ * The HTTP surface (docs/inference-protocol.md): health, `/v1/inspect` and `/v1/remove`.
+ * `createApp` takes every dependency, so tests build it with a stub or a real segmenter and
+ * `startServer` binds it to a port.
+ */
+import { type AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { createVerifier, type Verifier } from './auth.js';
+import { InferenceError, toInferenceError } from './errors.js';
+import { Limiter } from './limiter.js';
+import { parseRemoveOptions } from './options.js';
+import { inspectImage, removeBackground } from './remove.js';
+import type { Segmenter } from './segmentation/index.js';
+
+/** 50 MB (SPEC.md §8 upload limit). */
+export const MAX_BODY_BYTES = 50 * 1024 * 1024;
+
+/** Holds the model once it has loaded; routes answer 503 `processor_unavailable` until then. */
+export interface SegmenterSlot {
+  current?: Segmenter;
+}
+
+export interface AppOptions {
+  /** `INFERENCE_SIGNING_KEY`. */
+  signingKey: string;
+  model: SegmenterSlot;
+  limiter?: Limiter;
+  verifier?: Verifier;
+  maxBodyBytes?: number;
+}
+
+const errorResponse = (c: Context, err: InferenceError): Response => {
+  if (err.retryAfter !== undefined) c.header('Retry-After', String(err.retryAfter));
+  return c.json(err.toJSON(), err.status);
+};
+
+/**
+ * Builds the app. Per signed request: verify the token (before reading the body), require the
+ * model, read the body (≤ 50 MB), check its hash, then run under the limiter.
+ * @example const app = createApp({ signingKey, model: { current: await createSegmenter() } });
+ */
+export function createApp({ signingKey, model, limiter = new Limiter(), verifier = createVerifier(signingKey), maxBodyBytes = MAX_BODY_BYTES }: AppOptions): Hono {
+  if (!signingKey) throw new Error('Expected a non-empty signing key');
+  const app = new Hono();
+
+  app.onError((err, c) => {
+    const error = toInferenceError(err);
+    if (error.status === 500) console.error(err);
+    return errorResponse(c, error);
+  });
+  app.notFound((c) => c.json({ code: 'not_found', message: `No route for ${c.req.method} ${c.req.path}`, retryable: false }, 404));
+
+  app.get('/health/live', (c) => c.json({ status: 'ok' }));
+  app.get('/health/ready', (c) => {
+    const segmenter = model.current;
+    if (!segmenter) return c.json({ status: 'loading' }, 503);
+    const { running, queued, concurrency } = limiter.stats;
+    return c.json({ status: 'ready', modelVersion: segmenter.version, running, queued, concurrency });
+  });
+
+  /** Signed routes: the token first, so an unsigned 50 MB body is never read. */
+  const signed = async (c: Context): Promise<{ body: Uint8Array; segmenter: Segmenter }> => {
+    const url = new URL(c.req.url);
+    const claims = await verifier.verifyHeader(c.req.header('authorization'), c.req.method, url.pathname + url.search);
+    const segmenter = model.current;
+    if (!segmenter) throw new InferenceError('processor_unavailable', 'The model is still loading', { retryAfter: 1 });
+    const body = new Uint8Array(await c.req.arrayBuffer());
+    verifier.verifyBody(claims, body);
+    return { body, segmenter };
+  };
+
+  const limitBody = bodyLimit({
+    maxSize: maxBodyBytes,
+    onError: () => {
+      throw new InferenceError('image_too_large', `Expected a body of at most ${maxBodyBytes} bytes`);
+    },
+  });
+
+  app.post('/v1/inspect', limitBody, async (c) => {
+    const { body } = await signed(c);
+    return c.json(await limiter.run(() => inspectImage(body)));
+  });
+
+  app.post('/v1/remove', limitBody, async (c) => {
+    const { body, segmenter } = await signed(c);
+    // Options are checked after the signature: an unsigned caller learns nothing about them.
+    const options = parseRemoveOptions(new URL(c.req.url).searchParams);
+    const { png, width, height, timings } = await limiter.run(() => removeBackground(segmenter, body, options));
+    const serverTiming = Object.entries(timings).map(([stage, ms]) => `${stage};dur=${ms.toFixed(1)}`).join(', ');
+    return c.body(new Uint8Array(png), 200, {
+      'Content-Type': 'image/png',
+      'Content-Length': String(png.length),
+      'X-Model-Version': segmenter.version,
+      'X-Image-Width': String(width),
+      'X-Image-Height': String(height),
+      'Server-Timing': serverTiming,
+    });
+  });
+
+  return app;
+}
+
+export interface RunningServer {
+  server: ServerType;
+  /** e.g. `http://127.0.0.1:7071` (the real port when 0 was asked). */
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Listens on `host:port` (port 0 picks a free one, for tests).
+ * @example const { url, close } = await startServer(app, { port: 0 });
+ */
+export function startServer(app: Hono, { port = 7071, host = '127.0.0.1' }: { port?: number; host?: string } = {}): Promise<RunningServer> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: app.fetch, port, hostname: host }, (info: AddressInfo) => {
+      resolve({
+        server,
+        url: `http://${host}:${info.port}`,
+        close: () => new Promise<void>((done, fail) => server.close((err) => (err ? fail(err) : done()))),
+      });
+    });
+    server.once('error', reject);
+  });
+}
