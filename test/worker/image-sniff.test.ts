@@ -93,7 +93,7 @@ describe('sniffImage on hand-made headers', () => {
       fullBox(
         'meta',
         fullBox('hdlr', u32(0), 'pict', u32(0), u32(0), u32(0), [0]),
-        box('iprp', box('ipco', ispe(160, 120), box('colr', 'nclx', [0, 1, 0, 1, 0, 1, 0]), ispe(4032, 3024))),
+        box('iprp', box('ipco', ispe(160, 120), box('colr', 'nclx', [0, 1, 2]), ispe(4032, 3024))),
       ),
     )
     expect(sniffImage(heif)).toEqual({ mimeType: 'image/heic', width: 4032, height: 3024 })
