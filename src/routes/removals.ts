@@ -23,8 +23,10 @@ export const createRemoval = createRoute({
   middleware: [requireAuth('images:write')] as const,
   request: {
     headers: IdempotencyHeaders,
+    // Not `required`: zod-openapi would then run both validators on every request. The media-type
+    // gate still refuses other types, and an absent body is refused in the handler.
     body: {
-      required: true,
+      required: false,
       content: {
         'application/json': { schema: RemovalJsonSchema },
         'multipart/form-data': { schema: RemovalMultipartSchema },
@@ -47,7 +49,9 @@ export const removals = createRouter().openapi(createRemoval, async (c) => {
   const headers = c.req.valid('header')
   const idempotencyKey = requireIdempotencyKey(headers['idempotency-key'])
   const waitSeconds = preferWaitSeconds(headers.prefer)
-  const input = (c.req.header('content-type') ?? '').toLowerCase().startsWith('multipart/')
+  const contentType = (c.req.header('content-type') ?? '').toLowerCase()
+  if (!contentType) throw new ApiError('invalid_input', 'Expected a JSON or multipart/form-data body')
+  const input = contentType.startsWith('multipart/')
     ? multipartInput(c.req.valid('form') as Record<string, unknown>)
     : jsonInput(c.req.valid('json') as JsonBody)
   const res = await acceptRemoval(

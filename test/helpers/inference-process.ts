@@ -1,0 +1,41 @@
+/**
+ * Starts the real inference server (real model) as a child process and waits until it is ready.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const READY_TIMEOUT_MS = 180_000
+
+export async function startInferenceServer(port: number, signingKey: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'inference-server/src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', INFERENCE_SIGNING_KEY: signingKey },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
+  const deadline = Date.now() + READY_TIMEOUT_MS
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`inference server exited with ${child.exitCode}`)
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/health/ready`)
+      if (res.ok) return child
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250))
+  }
+  child.kill('SIGKILL')
+  throw new Error('inference server did not become ready in time')
+}
+
+export function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve()
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+    child.once('exit', () => {
+      clearTimeout(timer)
+      resolve()
+    })
+    child.kill('SIGTERM')
+  })
+}

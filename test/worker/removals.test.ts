@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest'
+import { env } from 'cloudflare:test'
+import { api, expectProblem, fixtureBytes, RAW_CUTOUT, removal, seedWorkspace, uploadImage, usage } from './helpers'
+
+describe('POST /v1/removals', () => {
+  it('runs an uploaded image to a succeeded job within Prefer: wait', async () => {
+    const { key } = await seedWorkspace()
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    expect(upload).toMatchObject({ status: 'ready', width: 512, height: 512, mimeType: 'image/png' })
+
+    const res = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT }, { wait: 8 })
+    if (res.status !== 200) throw new Error(await res.clone().text())
+    expect(res.status).toBe(200)
+    expect(res.headers.get('preference-applied')).toBe('wait=8')
+    const job = (await res.json()) as Record<string, any>
+    expect(job).toMatchObject({ kind: 'remove_background', status: 'succeeded', stage: 'complete', error: null, warnings: [] })
+    expect(job.modelVersion).toMatch(/^isnet/)
+    expect(job.links).toEqual({
+      self: `/v1/jobs/${job.id}`,
+      events: `/v1/jobs/${job.id}/events`,
+      result: `/v1/jobs/${job.id}/result`,
+      cancel: `/v1/jobs/${job.id}`,
+    })
+    expect(job.result.contentType).toBe('image/png')
+
+    // The signed URL works without a key.
+    const bytes = await api(job.result.url)
+    expect(bytes.status).toBe(200)
+    expect(bytes.headers.get('content-type')).toBe('image/png')
+    const png = new Uint8Array(await bytes.arrayBuffer())
+    expect([...png.subarray(1, 4)]).toEqual([0x50, 0x4e, 0x47])
+    expect(await usage(key)).toMatchObject({ held: 0, used: 1 })
+  })
+
+  it('answers 202 with Location when not asked to wait', async () => {
+    const { key } = await seedWorkspace()
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    const res = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })
+    expect(res.status).toBe(202)
+    const job = (await res.json()) as { id: string; status: string }
+    expect(res.headers.get('location')).toBe(`/v1/jobs/${job.id}`)
+    expect(['queued', 'processing']).toContain(job.status)
+  })
+
+  it('refuses a removal without credentials', async () => {
+    const res = await removal('', { uploadId: crypto.randomUUID(), options: RAW_CUTOUT })
+    await expectProblem(res, 401, 'invalid_api_key')
+  })
+})
+
+describe('service documents', () => {
+  it('serves health and a 404 problem for unknown routes', async () => {
+    expect((await api('/health/live')).status).toBe(200)
+    const ready = await api('/health/ready')
+    expect(ready.status).toBe(200)
+    await expectProblem(await api('/v1/nope'), 404, 'job_not_found')
+    expect(env.DB).toBeDefined()
+  })
+})
