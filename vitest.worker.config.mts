@@ -35,6 +35,8 @@ export default defineConfig(async () => ({
     include: ['test/worker/**/*.test.ts'],
     setupFiles: ['./test/worker/apply-migrations.ts'],
     globalSetup: ['./test/helpers/global-setup.ts'],
+    // Files share one inference server whose proxy some tests switch off: run them one at a time.
+    fileParallelism: false,
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },

@@ -7,5 +7,9 @@ declare global {
       TEST_MIGRATIONS: D1Migration[]
       FIXTURE_ORIGIN: string
     }
+    interface GlobalProps {
+      mainModule: typeof import('../src/index')
+      durableNamespaces: 'JobRun'
+    }
   }
 }

@@ -15,7 +15,7 @@ import { claimIdempotencyKey, type StoredResponse } from './idempotency'
 import { assertProcessorAvailable, InferenceClient } from './inference'
 import { findJob, insertJobWithHold, toJob } from './jobs'
 import { readLimited, storeBytes, type StoredSource } from './sources'
-import { DohResolver, guardedFetch, SourceFetchError, UnsafeUrlError } from './ssrf'
+import { allowlistFromEnv, DohResolver, guardedFetch, SourceFetchError, SourceTooLargeError, UnsafeUrlError } from './ssrf'
 import { findUpload } from './uploads'
 
 export type RemovalInput =
@@ -130,8 +130,9 @@ async function fetchSource(env: Env, url: string): Promise<Uint8Array> {
   try {
     const res = await guardedFetch(url, {
       resolver: new DohResolver({ url: env.DNS_RESOLVER_URL }),
-      allowlist: env.SSRF_ALLOWLIST.split(',').map((s) => s.trim()).filter(Boolean),
+      allowlist: allowlistFromEnv(env),
       maxRedirects: 5,
+      maxBytes: MAX_IMAGE_BYTES,
       signal: AbortSignal.timeout(30_000),
     })
     if (!res.body) throw new SourceFetchError('The source URL returned no body')
@@ -139,6 +140,9 @@ async function fetchSource(env: Env, url: string): Promise<Uint8Array> {
   } catch (err) {
     if (err instanceof UnsafeUrlError) {
       throw new ApiError('unsafe_url', `The source URL is not allowed: ${err.reason}`, { field: 'sourceUrl' })
+    }
+    if (err instanceof SourceTooLargeError) {
+      throw new ApiError('image_too_large', err.message, { field: 'sourceUrl' })
     }
     if (err instanceof SourceFetchError) throw new ApiError('invalid_input', err.message, { field: 'sourceUrl' })
     if (err instanceof ApiError) throw err

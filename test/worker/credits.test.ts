@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest'
+import { expectProblem, fixtureBytes, RAW_CUTOUT, removal, seedWorkspace, uploadImage, usage, waitForStatus } from './helpers'
+
+describe('credits', () => {
+  it('402 quota_exhausted when nothing is left, with nothing held', async () => {
+    const { key } = await seedWorkspace({ credits: 0 })
+    const res = await removal(key, { uploadId: crypto.randomUUID(), options: RAW_CUTOUT })
+    const body = await expectProblem(res, 402, 'quota_exhausted')
+    expect(body.retryable).toBe(false)
+    expect(await usage(key)).toMatchObject({ limit: 0, held: 0, used: 0, available: 0 })
+  })
+
+  it('20 concurrent removals against 10 credits: exactly 10 accepted, then held 0 and used 10', async () => {
+    const { key } = await seedWorkspace({ credits: 10 })
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () => removal(key, { uploadId: upload.id, options: RAW_CUTOUT })),
+    )
+    const statuses = responses.map((r) => r.status)
+    expect(statuses.filter((s) => s === 202)).toHaveLength(10)
+    expect(statuses.filter((s) => s === 402)).toHaveLength(10)
+    for (const res of responses.filter((r) => r.status === 402)) await expectProblem(res, 402, 'quota_exhausted')
+    const accepted = await Promise.all(responses.filter((r) => r.status === 202).map((r) => r.json() as Promise<{ id: string }>))
+    const during = await usage(key)
+    expect(during.held + during.used).toBe(10)
+    for (const job of accepted) {
+      expect((await waitForStatus(key, job.id, ['succeeded', 'failed', 'canceled'], 120_000)).status).toBe('succeeded')
+    }
+    expect(await usage(key)).toMatchObject({ held: 0, used: 10, available: 0 })
+  }, 180_000)
+})
