@@ -5,10 +5,17 @@ import type { Mask } from '../src/imaging/types.js';
 
 export const fixture = (name: string): Promise<Buffer> => readFile(fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url)));
 
-/** Decodes a PNG and returns its raw pixels and channel count, without any conversion. */
+/**
+ * Decodes a PNG: `channels` is what the file stores (from its header); `data` holds that many
+ * channels (sharp would expand a greyscale PNG to RGB on raw output, so 1-channel ones are extracted).
+ */
 export async function rawPng(png: Uint8Array): Promise<{ data: Buffer; width: number; height: number; channels: number }> {
-  const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
-  return { data, width: info.width, height: info.height, channels: info.channels };
+  const { channels = 0, width = 0, height = 0, format } = await sharp(png).metadata();
+  if (format !== 'png') throw new Error(`expected a PNG, got ${format}`);
+  const pipeline = channels === 1 ? sharp(png).extractChannel(0) : sharp(png);
+  const { data, info } = await pipeline.raw().toBuffer({ resolveWithObject: true });
+  if (info.channels !== channels) throw new Error(`decoded ${info.channels} channels from a ${channels}-channel PNG`);
+  return { data, width, height, channels };
 }
 
 /** Mean absolute difference of two 8-bit planes, in 8-bit units. */
