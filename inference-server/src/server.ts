@@ -37,6 +37,32 @@ const errorResponse = (c: Context, err: InferenceError): Response => {
 };
 
 /**
+ * Reads and discards an unread request body before an early error response. Answering while
+ * the client is still uploading makes Node drop the keep-alive socket, and the client's next
+ * request on it fails with "other side closed". Past `limit` bytes we stop and close instead.
+ */
+async function drainBody(c: Context, limit: number): Promise<void> {
+  const body = c.req.raw.body;
+  if (!body || c.req.raw.bodyUsed) return;
+  let read = 0;
+  try {
+    const reader = body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      read += value.byteLength;
+      if (read > limit) {
+        await reader.cancel();
+        break;
+      }
+    }
+  } catch {
+    // The client went away or the stream was already consumed elsewhere: nothing to keep alive.
+  }
+  c.header('Connection', 'close');
+}
+
+/**
  * Builds the app. Per signed request: verify the token (before reading the body), require the
  * model, read the body (≤ 50 MB), check its hash, then run under the limiter.
  * @example const app = createApp({ signingKey, model: { current: await createSegmenter() } });
@@ -45,9 +71,10 @@ export function createApp({ signingKey, model, limiter = new Limiter(), verifier
   if (!signingKey) throw new Error('Expected a non-empty signing key');
   const app = new Hono();
 
-  app.onError((err, c) => {
+  app.onError(async (err, c) => {
     const error = toInferenceError(err);
     if (error.status === 500) console.error(err);
+    await drainBody(c, maxBodyBytes);
     return errorResponse(c, error);
   });
   app.notFound((c) => c.json({ code: 'not_found', message: `No route for ${c.req.method} ${c.req.path}`, retryable: false }, 404));
