@@ -125,7 +125,9 @@ export const jobs = createRouter()
     const headers = new Headers()
     const lastEventId = c.req.header('last-event-id')
     if (lastEventId) headers.set('last-event-id', lastEventId)
-    return stub.fetch('https://job-run/events', { headers }) as unknown as Response
+    const stream = await stub.fetch('https://job-run/events', { headers })
+    // A Durable Object's response has immutable headers; copy it so middleware can add its own.
+    return new Response(stream.body, stream) as unknown as Response
   })
   .openapi(result, async (c) => {
     const id = c.req.param('id') ?? ''

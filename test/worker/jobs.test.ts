@@ -1,0 +1,177 @@
+import { describe, expect, it } from 'vitest'
+import { env } from 'cloudflare:test'
+import { sweepExpiredResults } from '../../src/services/retention'
+import {
+  api,
+  expectProblem,
+  fixtureBytes,
+  RAW_CUTOUT,
+  removal,
+  seedWorkspace,
+  setInferenceMode,
+  uploadImage,
+  usage,
+  waitForStatus,
+} from './helpers'
+
+async function succeededJob(key: string) {
+  const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+  const res = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT }, { wait: 8 })
+  expect(res.status).toBe(200)
+  return (await res.json()) as { id: string; result: { url: string } }
+}
+
+/** Reads SSE frames until the stream ends (the job is terminal). */
+async function readEvents(res: Response) {
+  const text = await res.text()
+  return text
+    .split('\n\n')
+    .filter((f) => f.trim())
+    .map((frame) => {
+      const field = (name: string) => frame.match(new RegExp(`^${name}: (.*)$`, 'm'))?.[1]
+      return { id: field('id')!, event: field('event')!, data: JSON.parse(field('data')!) }
+    })
+}
+
+describe('GET /v1/jobs/{id}', () => {
+  it('404 job_not_found for another workspace’s job and for unknown ids', async () => {
+    const owner = await seedWorkspace()
+    const other = await seedWorkspace()
+    const upload = await uploadImage(owner.key, await fixtureBytes('astronaut.png'))
+    const job = (await (await removal(owner.key, { uploadId: upload.id, options: RAW_CUTOUT })).json()) as { id: string }
+    expect((await api(`/v1/jobs/${job.id}`, { key: owner.key })).status).toBe(200)
+    for (const path of [`/v1/jobs/${job.id}`, `/v1/jobs/${job.id}/result`, `/v1/jobs/${job.id}/events`]) {
+      await expectProblem(await api(path, { key: other.key }), 404, 'job_not_found')
+    }
+    await expectProblem(await api(`/v1/jobs/${job.id}`, { method: 'DELETE', key: other.key }), 404, 'job_not_found')
+    await expectProblem(await api(`/v1/jobs/${crypto.randomUUID()}`, { key: owner.key }), 404, 'job_not_found')
+    await expectProblem(await api('/v1/jobs/not-a-uuid', { key: owner.key }), 400, 'invalid_input', 'id')
+    // Another workspace's upload cannot be used either.
+    await expectProblem(await removal(other.key, { uploadId: upload.id, options: RAW_CUTOUT }), 400, 'invalid_input', 'uploadId')
+    await waitForStatus(owner.key, job.id, ['succeeded'])
+  })
+})
+
+describe('GET /v1/jobs', () => {
+  it('lists newest first with a cursor and filters', async () => {
+    const { key } = await seedWorkspace()
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    const ids: string[] = []
+    for (let i = 0; i < 3; i++) {
+      const res = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT }, { wait: 8 })
+      ids.push(((await res.json()) as { id: string }).id)
+    }
+    const page1 = (await (await api('/v1/jobs?limit=2', { key })).json()) as { jobs: { id: string }[]; nextCursor: string }
+    expect(page1.jobs.map((j) => j.id)).toEqual([ids[2], ids[1]])
+    const page2 = (await (await api(`/v1/jobs?limit=2&cursor=${page1.nextCursor}`, { key })).json()) as {
+      jobs: { id: string }[]
+      nextCursor: string | null
+    }
+    expect(page2.jobs.map((j) => j.id)).toEqual([ids[0]])
+    expect(page2.nextCursor).toBeNull()
+    const failed = (await (await api('/v1/jobs?status=failed', { key })).json()) as { jobs: unknown[] }
+    expect(failed.jobs).toEqual([])
+    await expectProblem(await api('/v1/jobs?limit=101', { key }), 400, 'invalid_input', 'limit')
+    await expectProblem(await api('/v1/jobs?status=done', { key }), 400, 'invalid_input', 'status')
+  })
+})
+
+describe('GET /v1/jobs/{id}/result', () => {
+  it('serves bytes with a key or a signed URL, refuses a tampered signature, and 410 after 24 h', async () => {
+    const { key } = await seedWorkspace()
+    const job = await succeededJob(key)
+    const direct = await api(`/v1/jobs/${job.id}/result`, { key })
+    expect(direct.status).toBe(200)
+    expect(direct.headers.get('content-type')).toBe('image/png')
+    await direct.arrayBuffer()
+    await expectProblem(await api(`/v1/jobs/${job.id}/result`), 401, 'invalid_api_key')
+    const tampered = job.result.url.replace(/sig=([0-9a-f])/, (_, c) => `sig=${c === '0' ? '1' : '0'}`)
+    await expectProblem(await api(tampered), 401, 'invalid_api_key')
+
+    // A day later the bytes are gone but the job remains.
+    const past = new Date(Date.now() - 25 * 3_600_000).toISOString()
+    await env.DB.prepare('UPDATE jobs SET completed_at = ?, expires_at = ? WHERE id = ?')
+      .bind(past, new Date(Date.now() - 3_600_000).toISOString(), job.id)
+      .run()
+    expect(await sweepExpiredResults(env)).toBeGreaterThanOrEqual(1)
+    expect(await env.BUCKET.get(`results/${job.id}.png`)).toBeNull()
+    const gone = await expectProblem(await api(`/v1/jobs/${job.id}/result`, { key }), 410, 'asset_expired')
+    expect(gone.retryable).toBe(false)
+    const meta = (await (await api(`/v1/jobs/${job.id}`, { key })).json()) as { status: string; result: unknown }
+    expect(meta).toMatchObject({ status: 'succeeded', result: null })
+  })
+})
+
+describe('DELETE /v1/jobs/{id}', () => {
+  it('cancels a queued job at once and releases its hold', async () => {
+    const { key } = await seedWorkspace({ credits: 3 })
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    await setInferenceMode('saturated')
+    try {
+      const res = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })
+      expect(res.status).toBe(202)
+      const job = (await res.json()) as { id: string }
+      expect((await usage(key)).held).toBe(1)
+      const canceled = await api(`/v1/jobs/${job.id}`, { method: 'DELETE', key })
+      expect(canceled.status).toBe(200)
+      expect(await canceled.json()).toMatchObject({ id: job.id, status: 'canceled', stage: 'queued' })
+      expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 3 })
+      // Terminal states never change: a second cancel is a no-op.
+      expect(await (await api(`/v1/jobs/${job.id}`, { method: 'DELETE', key })).json()).toMatchObject({ status: 'canceled' })
+    } finally {
+      await setInferenceMode('normal')
+    }
+  })
+
+  it('aborts a job whose inference call is in flight', async () => {
+    const { key } = await seedWorkspace({ credits: 3 })
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    const job = (await (await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })).json()) as { id: string }
+    const deadline = Date.now() + 10_000
+    let stage = ''
+    while (stage !== 'segmenting' && Date.now() < deadline) {
+      stage = ((await (await api(`/v1/jobs/${job.id}`, { key })).json()) as { stage: string }).stage
+    }
+    expect(stage).toBe('segmenting')
+    const res = await api(`/v1/jobs/${job.id}`, { method: 'DELETE', key })
+    expect(res.status).toBe(200)
+    const final = await waitForStatus(key, job.id, ['canceled', 'succeeded', 'failed'])
+    expect(final).toMatchObject({ status: 'canceled', stage: 'segmenting', result: null })
+    expect(await usage(key)).toMatchObject({ held: 0, used: 0 })
+  })
+})
+
+describe('GET /v1/jobs/{id}/events', () => {
+  it('streams progress in stage order, then completed; Last-Event-ID replays only later events', async () => {
+    const { key, workspaceId } = await seedWorkspace()
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    const created = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })
+    const requestId = created.headers.get('x-request-id')
+    const job = (await created.json()) as { id: string }
+    const res = await api(`/v1/jobs/${job.id}/events`, { key })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('text/event-stream')
+    const events = await readEvents(res)
+    expect(events.map((e) => e.event)).toEqual([
+      'image.job.created.v1',
+      ...Array(5).fill('image.job.progress.v1'),
+      'image.job.completed.v1',
+    ])
+    expect(events.map((e) => e.data.data.stage)).toEqual([
+      'queued',
+      'preparing',
+      'segmenting',
+      'refining',
+      'rendering',
+      'storing',
+      'complete',
+    ])
+    for (const e of events) {
+      expect(e.data).toMatchObject({ id: e.id, type: e.event, workspaceId, aggregateId: job.id, correlationId: requestId })
+      expect(e.data.data.jobId).toBe(job.id)
+      expect(Date.parse(e.data.occurredAt)).not.toBeNaN()
+    }
+    const resumed = await readEvents(await api(`/v1/jobs/${job.id}/events`, { key, headers: { 'last-event-id': events[3].id } }))
+    expect(resumed.map((e) => e.id)).toEqual(events.slice(4).map((e) => e.id))
+  })
+})
