@@ -13,13 +13,14 @@ export const IdempotencyHeaders = z.object({
     .max(128)
     .optional()
     .openapi({
-      param: { name: 'Idempotency-Key', in: 'header', required: true },
-      description: 'Required. Same key and same input replays the first response for 24 hours.',
+      // Optional in the schema so a missing key is our own 400 with field Idempotency-Key.
+      param: { in: 'header' },
+      description: 'Idempotency-Key (required): the same key and input replays the first response for 24 hours.',
     }),
   prefer: z
     .string()
     .optional()
-    .openapi({ param: { name: 'Prefer', in: 'header' }, example: 'wait=8' }),
+    .openapi({ param: { in: 'header' }, example: 'wait=8', description: 'wait=N waits up to N (capped at 8) seconds' }),
 })
 
 export const json = <T extends z.ZodType>(schema: T, description: string) => ({

@@ -1,0 +1,62 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  api,
+  expectProblem,
+  fixtureBytes,
+  inferenceStats,
+  RAW_CUTOUT,
+  removal,
+  seedWorkspace,
+  setInferenceMode,
+  uploadImage,
+  usage,
+  waitForStatus,
+} from './helpers'
+
+afterEach(async () => {
+  await setInferenceMode('normal')
+})
+
+describe('when the inference server is unavailable', () => {
+  it('503 processor_unavailable at accept, with Retry-After and nothing held', async () => {
+    const { key } = await seedWorkspace()
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    await setInferenceMode('down')
+    const res = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })
+    const body = await expectProblem(res, 503, 'processor_unavailable')
+    expect(body.retryable).toBe(true)
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect(await usage(key)).toMatchObject({ held: 0, used: 0 })
+    const ready = await api('/health/ready')
+    expect(ready.status).toBe(503)
+    expect(await ready.json()).toMatchObject({ status: 'unavailable', checks: { d1: 'ok', inference: 'unavailable' } })
+  })
+
+  it('a job whose inference server dies mid-job ends failed and its hold is released', async () => {
+    const { key } = await seedWorkspace({ credits: 5 })
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    await setInferenceMode('die-on-remove')
+    const res = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })
+    expect(res.status).toBe(202)
+    const job = (await res.json()) as { id: string }
+    const final = await waitForStatus(key, job.id, ['failed', 'succeeded', 'canceled'])
+    expect(final).toMatchObject({ status: 'failed', error: { code: 'processor_unavailable' }, result: null })
+    expect((await inferenceStats()).removeCalls).toBe(3)
+    expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 5 })
+    const events = await (await api(`/v1/jobs/${job.id}/events`, { key })).text()
+    expect(events).toContain('event: image.job.failed.v1')
+  })
+
+  it('a saturated server keeps the job queued, never lost, and it succeeds once capacity returns', async () => {
+    const { key } = await seedWorkspace({ credits: 5 })
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    await setInferenceMode('saturated')
+    const job = (await (await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })).json()) as { id: string }
+    await new Promise((r) => setTimeout(r, 500))
+    expect(await (await api(`/v1/jobs/${job.id}`, { key })).json()).toMatchObject({ status: 'queued' })
+    await setInferenceMode('normal')
+    const final = await waitForStatus(key, job.id, ['failed', 'succeeded', 'canceled'])
+    expect(final.status).toBe('succeeded')
+    expect(await usage(key)).toMatchObject({ held: 0, used: 1 })
+  })
+})
