@@ -7,6 +7,7 @@ import { applyAlpha } from './imaging/alpha.js';
 import { composeCutout } from './imaging/compose.js';
 import { decodeImage, type ImageInfo } from './imaging/decode.js';
 import { encodeCutoutPng, encodeMaskPng } from './imaging/encode.js';
+import { refineMask } from './imaging/refine.js';
 import type { Quality, RemoveOptions } from './options.js';
 import type { Segmenter } from './segmentation/index.js';
 
@@ -14,13 +15,18 @@ import type { Segmenter } from './segmentation/index.js';
  * What each quality level does. The model's input is static 1024×1024 (STACK.md), so no level
  * changes the inference resolution; see README.md "Quality levels" for the honest account.
  */
-export const QUALITY_PROFILES: Record<Quality, { compressionLevel: number }> = {
+export const QUALITY_PROFILES: Record<Quality, { compressionLevel: number; refine: boolean }> = {
   // Same mask; PNG at zlib level 1: about 2× faster to encode, larger files.
-  fast: { compressionLevel: 1 },
-  balanced: { compressionLevel: 6 },
-  // Same as balanced for now; the planned edge refinement is described in README.md.
-  high: { compressionLevel: 6 },
+  fast: { compressionLevel: 1, refine: false },
+  // The reference package's mask, bit for bit.
+  balanced: { compressionLevel: 6, refine: false },
+  // balanced plus a guided-filter edge refinement at source resolution (imaging/refine.ts),
+  // only where the source is larger than the model's 1024² input.
+  high: { compressionLevel: 6, refine: true },
 };
+
+/** Below this long side the model mask is already at (or above) source resolution: nothing to refine. */
+export const REFINE_MIN_SIDE = 1024;
 
 export interface Timings {
   decode: number;
@@ -54,10 +60,14 @@ export async function removeBackground(segmenter: Segmenter, bytes: Uint8Array, 
   const timings: Partial<Timings> = {};
   const { image } = await timed(timings, 'decode', () => decodeImage(bytes));
   try {
-    const raw = await timed(timings, 'segment', () => segmenter.segment(image));
+    const profile = QUALITY_PROFILES[options.quality];
+    // Refinement is counted in `segment`: it is part of making the mask.
+    const raw = await timed(timings, 'segment', async () => {
+      const mask = await segmenter.segment(image);
+      return profile.refine && Math.max(image.width, image.height) > REFINE_MIN_SIDE ? refineMask(image, mask) : mask;
+    });
     const mask = await timed(timings, 'alpha', () => applyAlpha(raw, options.alpha));
     const png = await timed(timings, 'encode', () => {
-      const profile = QUALITY_PROFILES[options.quality];
       return options.output === 'mask' ? encodeMaskPng(mask, profile) : encodeCutoutPng(composeCutout(image, mask), profile);
     });
     return { png, width: image.width, height: image.height, timings: timings as Timings };

@@ -84,17 +84,17 @@ describe('HTTP server with the real model, end to end on 127.0.0.1', () => {
     const auth = await signRequest(KEY, { method: 'POST', path: REMOVE, body });
     const tampered = await post(server.url, REMOVE.replace('output=mask', 'output=cutout'), body, auth);
     expect(tampered.status).toBe(401);
-    expect((await tampered.json()).message).toMatch(/path mismatch/);
+    expect(((await tampered.json()) as { message: string }).message).toMatch(/path mismatch/);
 
     const otherBody = await post(server.url, REMOVE, await fixture('small.jpg'), await signRequest(KEY, { method: 'POST', path: REMOVE, body }));
     expect(otherBody.status).toBe(401);
-    expect((await otherBody.json()).message).toMatch(/body hash mismatch/);
+    expect(((await otherBody.json()) as { message: string }).message).toMatch(/body hash mismatch/);
 
     const inspectAuth = await signRequest(KEY, { method: 'POST', path: '/v1/inspect', body });
     expect((await post(server.url, '/v1/inspect', body, inspectAuth)).status).toBe(200);
     const replayed = await post(server.url, '/v1/inspect', body, inspectAuth);
     expect(replayed.status).toBe(401);
-    expect((await replayed.json()).message).toMatch(/already used/);
+    expect(((await replayed.json()) as { message: string }).message).toMatch(/already used/);
   });
 
   it('maps bad inputs to 400, 413 and 415', async () => {
@@ -104,17 +104,17 @@ describe('HTTP server with the real model, end to end on 127.0.0.1', () => {
 
     const text = await post(server.url, REMOVE, new TextEncoder().encode('definitely not an image'));
     expect(text.status).toBe(415);
-    expect((await text.json()).code).toBe('unsupported_media');
+    expect(((await text.json()) as { code: string }).code).toBe('unsupported_media');
 
     const big = await sharp({ create: { width: 6000, height: 5000, channels: 3, background: '#888' } }).jpeg().toBuffer();
     const tooLarge = await post(server.url, REMOVE, big);
     expect(tooLarge.status).toBe(413);
-    expect((await tooLarge.json()).code).toBe('image_too_large');
+    expect(((await tooLarge.json()) as { code: string }).code).toBe('image_too_large');
 
     const jpeg = await fixture('small.jpg');
     const truncated = await post(server.url, '/v1/inspect', jpeg.subarray(0, 20_000));
     expect(truncated.status).toBe(400);
-    expect((await truncated.json()).code).toBe('invalid_input');
+    expect(((await truncated.json()) as { code: string }).code).toBe('invalid_input');
   });
 });
 
