@@ -1,9 +1,10 @@
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeImage } from '../src/imaging/decode.js';
 import { removeBackground } from '../src/remove.js';
 import { createSegmenter, type Segmenter } from '../src/segmentation/index.js';
 import { toInputTensor } from '../src/segmentation/preprocess.js';
-import { fixture, rawPng } from './helpers.js';
+import { fixture, meanAbsDiff, rawPng } from './helpers.js';
 
 // One real model for the whole file: it takes seconds to load and about 1 GB.
 let segmenter: Segmenter;
@@ -65,5 +66,26 @@ describe('ISNet segmentation', () => {
     const soft = mask.data.filter((v) => v > 0 && v < 255).length;
     expect(soft).toBeGreaterThan(500);
     expect(soft).toBeLessThan(512 * 512 * 0.2);
+  });
+
+  it('high refines the edge of a large image and leaves the rest as balanced', async () => {
+    // 2048² (4× the astronaut's pixels): the model mask is upscaled 2×, so refinement applies.
+    const bytes = await sharp(await fixture('astronaut.png')).resize(2048, 2048, { kernel: 'lanczos3' }).png({ compressionLevel: 1 }).toBuffer();
+    const options = { alpha: { mode: 'raw', feather: 0 }, output: 'mask' } as const;
+    const balanced = await rawPng((await removeBackground(segmenter, bytes, { ...options, quality: 'balanced' })).png);
+    const started = performance.now();
+    const high = await removeBackground(segmenter, bytes, { ...options, quality: 'high' });
+    console.log(`2048² high in ${(performance.now() - started).toFixed(0)} ms`, high.timings);
+    const refined = await rawPng(high.png);
+    expect(refined).toMatchObject({ width: 2048, height: 2048, channels: 1 });
+    let changed = 0;
+    let certainChanged = 0;
+    for (let i = 0; i < refined.data.length; i++) {
+      const certain = balanced.data[i] === 0 || balanced.data[i] === 255;
+      if (refined.data[i] !== balanced.data[i]) certain ? certainChanged++ : changed++;
+    }
+    expect(certainChanged).toBe(0); // certain pixels are never touched
+    expect(changed).toBeGreaterThan(1000);
+    expect(meanAbsDiff(refined.data, balanced.data)).toBeLessThan(3);
   });
 });
