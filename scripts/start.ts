@@ -1,0 +1,236 @@
+/**
+ * `npm start`: local mode (DESIGN.md §1). Applies the D1 migrations, seeds a development workspace
+ * with credits and an API key on first run, starts the inference server and `wrangler dev`, and
+ * prints `Base URL: …` and `API key: …`. Ctrl-C / SIGTERM stops both (exit 0); if either dies, the
+ * other is stopped and this exits non-zero.
+ *
+ * Environment: PORT (Worker, default 8787), INFERENCE_PORT (default 7071),
+ * LOCAL_STATE_DIR (where wrangler keeps local D1/R2/Durable Objects, default .wrangler/state;
+ * the end-to-end test points it at a temporary directory).
+ * Secrets never go on a command line: they live in .wrangler/dev-secrets.json and .dev.vars.
+ */
+import { createRequire } from 'node:module'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import {
+  DEV_WORKSPACE_NAME,
+  loadOrCreateSecrets,
+  mintKeyState,
+  readKeyState,
+  seedSql,
+  writeDevVars,
+  writeKeyState,
+  type DevKeyState,
+} from './lib/local-state'
+import {
+  launcherPids,
+  portFree,
+  runCaptured,
+  startChild,
+  stopChild,
+  waitForOk,
+  watchLaunchers,
+  type Child,
+} from './lib/processes'
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+const HOST = '127.0.0.1'
+const INFERENCE_READY_TIMEOUT_MS = 300_000 // first run reassembles the model from the package
+const EDGE_READY_TIMEOUT_MS = 120_000
+
+function portFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name]
+  if (raw === undefined || raw === '') return fallback
+  const port = Number(raw)
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    fail(`Expected a port number (1–65535) in ${name} but received ${JSON.stringify(raw)}`)
+  }
+  return port
+}
+
+function fail(message: string): never {
+  process.stderr.write(`[start] ${message}\n`)
+  process.exit(1)
+}
+
+const log = (message: string) => process.stdout.write(`[start] ${message}\n`)
+
+const edgePort = portFromEnv('PORT', 8787)
+const inferencePort = portFromEnv('INFERENCE_PORT', 7071)
+const stateDir = resolve(ROOT, process.env.LOCAL_STATE_DIR || '.wrangler/state')
+const secretsPath = join(ROOT, '.wrangler', 'dev-secrets.json')
+const devVarsPath = join(ROOT, '.dev.vars')
+const keyStatePath = join(stateDir, 'dev-api-key.json')
+
+const require = createRequire(import.meta.url)
+const wranglerCli = join(dirname(require.resolve('wrangler/package.json')), 'wrangler-dist', 'cli.js')
+const nodeForWrangler = [process.execPath, '--no-warnings', '--experimental-vm-modules', wranglerCli] as const
+
+/** Environment for every child: no calls to Cloudflare from local mode. */
+const childEnv: NodeJS.ProcessEnv = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: 'false',
+  CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+}
+// Ours, not the children's: wrangler would read PORT itself, and the inference server reads PORT.
+delete childEnv.PORT
+delete childEnv.INFERENCE_PORT
+delete childEnv.LOCAL_STATE_DIR
+
+async function wrangler(args: string[]): Promise<string> {
+  const [node, ...pre] = nodeForWrangler
+  const res = await runCaptured(node, [...pre, ...args], { cwd: ROOT, env: { ...childEnv, CI: 'true' } })
+  if (res.code !== 0) {
+    process.stderr.write(res.stdout + res.stderr)
+    fail(`wrangler ${args.slice(0, 3).join(' ')} failed (exit ${res.code})`)
+  }
+  return res.stdout
+}
+
+async function applyMigrations(): Promise<void> {
+  log('applying D1 migrations (local)…')
+  const out = await wrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', stateDir])
+  const applied = out.match(/✅|No migrations to apply/g)
+  log(/No migrations to apply/.test(out) ? 'D1 migrations: up to date' : `D1 migrations: applied (${applied?.length ?? 0})`)
+}
+
+async function d1(command: string, json = false): Promise<string> {
+  return wrangler(['d1', 'execute', 'DB', '--local', '--persist-to', stateDir, '--yes', ...(json ? ['--json'] : []), '--command', command])
+}
+
+/** Seeds on first run; later runs re-assert the same rows (INSERT OR IGNORE) and reuse the key. */
+async function seed(): Promise<DevKeyState> {
+  let state = readKeyState(keyStatePath)
+  if (!state) {
+    // No key file (first run, or it was deleted): reuse an existing Development workspace if any.
+    const out = await d1(`SELECT id FROM workspaces WHERE name = '${DEV_WORKSPACE_NAME}' ORDER BY created_at LIMIT 1`, true)
+    let existing: string | undefined
+    try {
+      existing = (JSON.parse(out) as Array<{ results: Array<{ id: string }> }>)[0]?.results[0]?.id
+    } catch {
+      existing = undefined
+    }
+    state = mintKeyState(existing)
+    writeKeyState(keyStatePath, state)
+    log(existing ? `new development key for workspace ${existing}` : 'seeding the Development workspace')
+  }
+  await d1(seedSql(state))
+  return state
+}
+
+let children: Child[] = []
+let shuttingDown = false
+
+async function shutdown(code: number, reason: string): Promise<never> {
+  if (!shuttingDown) {
+    shuttingDown = true
+    log(`${reason}; stopping…`)
+    await Promise.all(children.filter((c) => c.proc.pid).map((c) => stopChild(c)))
+    log('stopped')
+    process.exit(code)
+  }
+  return new Promise<never>(() => {})
+}
+
+const aborter = new AbortController()
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    aborter.abort()
+    void shutdown(0, `${signal} received`)
+  })
+}
+
+// `kill <npm pid>` stops npm and its `sh -c` but never reaches us: stop when a launcher is gone.
+watchLaunchers(launcherPids(), () => {
+  aborter.abort()
+  void shutdown(0, 'npm exited')
+})
+
+function watch(child: Child): void {
+  void child.exited.then((code) => {
+    if (!shuttingDown) void shutdown(code === 0 ? 1 : code, `${child.name} exited with code ${code}`)
+  })
+}
+
+async function main(): Promise<void> {
+  for (const [name, port] of [
+    ['PORT', edgePort],
+    ['INFERENCE_PORT', inferencePort],
+  ] as const) {
+    if (!(await portFree(port, HOST))) fail(`port ${port} on ${HOST} is in use: stop what holds it or set ${name}`)
+  }
+  if (edgePort === inferencePort) fail('PORT and INFERENCE_PORT must differ')
+
+  const secrets = loadOrCreateSecrets(secretsPath)
+  writeDevVars(devVarsPath, secrets)
+  await applyMigrations()
+  const key = await seed()
+  if (aborter.signal.aborted) return
+
+  const inference = startChild(
+    'inference server',
+    '[inference]',
+    process.execPath,
+    ['--import', 'tsx', 'src/main.ts'],
+    {
+      cwd: join(ROOT, 'inference-server'),
+      env: { ...childEnv, PORT: String(inferencePort), HOST, INFERENCE_SIGNING_KEY: secrets.INFERENCE_SIGNING_KEY },
+    },
+  )
+  children.push(inference)
+  watch(inference)
+  log(`waiting for the inference server on http://${HOST}:${inferencePort} (model load takes a few seconds)…`)
+  if (!(await waitForOk(`http://${HOST}:${inferencePort}/health/ready`, inference, INFERENCE_READY_TIMEOUT_MS, aborter.signal))) {
+    if (!shuttingDown) await shutdown(1, 'the inference server did not become ready')
+    return
+  }
+
+  const [node, ...pre] = nodeForWrangler
+  const edge = startChild(
+    'wrangler dev',
+    '[edge]',
+    node,
+    [
+      ...pre,
+      'dev',
+      '--ip',
+      HOST,
+      '--port',
+      String(edgePort),
+      '--persist-to',
+      stateDir,
+      '--var',
+      `INFERENCE_URL:http://${HOST}:${inferencePort}`,
+      '--show-interactive-dev-session=false',
+    ],
+    { cwd: ROOT, env: childEnv },
+  )
+  children.push(edge)
+  watch(edge)
+  const baseUrl = `http://${HOST}:${edgePort}`
+  if (!(await waitForOk(`${baseUrl}/health/live`, edge, EDGE_READY_TIMEOUT_MS, aborter.signal))) {
+    if (!shuttingDown) await shutdown(1, 'wrangler dev did not answer /health/live')
+    return
+  }
+
+  process.stdout.write(
+    [
+      '',
+      `Base URL: ${baseUrl}`,
+      `API key: ${key.apiKey}`,
+      '',
+      'Try it (removes the background of photo.jpg, waits up to 8 s, saves cutout.png):',
+      `  KEY=${key.apiKey}; BASE=${baseUrl}`,
+      `  JOB=$(curl -s -H "Authorization: Bearer $KEY" -H "Idempotency-Key: $(date +%s%N)" -H 'Prefer: wait=8' -H 'Expect:' -F image=@photo.jpg -F 'options={"quality":"balanced","alpha":{"mode":"raw","feather":0},"output":"cutout"}' $BASE/v1/removals)`,
+      `  curl -s -o cutout.png "$BASE$(echo "$JOB" | node -pe 'JSON.parse(require("fs").readFileSync(0)).result.url')"`,
+      '',
+      'Ctrl-C stops both servers.',
+      '',
+    ].join('\n'),
+  )
+}
+
+main().catch((err) => {
+  process.stderr.write(`[start] ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+  void shutdown(1, 'start failed')
+})
