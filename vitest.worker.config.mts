@@ -27,6 +27,8 @@ export default defineConfig(async () => ({
           FIXTURE_ORIGIN: `http://127.0.0.1:${fixturePort}`,
           INFERENCE_RETRY_BASE_MS: '50',
           INFERENCE_MAX_ATTEMPTS: '3',
+          WORKSPACE_SLOT_LIMIT: '2',
+          DATA_ENCRYPTION_KEY: TEST_SIGNING_KEYS.data,
         },
       },
     }),

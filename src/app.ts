@@ -5,6 +5,7 @@
 import { notFound, onError } from './errors'
 import { createRouter } from './lib/router'
 import { requestId } from './middleware/request-id'
+import { batches } from './routes/batches'
 import { health } from './routes/health'
 import { jobs } from './routes/jobs'
 import { removals } from './routes/removals'
@@ -20,6 +21,7 @@ export function createApp() {
   app.route('/', uploads)
   app.route('/', removals)
   app.route('/', jobs)
+  app.route('/', batches)
   app.route('/', usage)
   app.openAPIRegistry.registerComponent('securitySchemes', 'Bearer', {
     type: 'http',

@@ -3,11 +3,15 @@
  * The Worker's bindings, typed once (Cloudflare templates keep them in one `Env`).
  */
 import type { JobRun } from './durable/job-run'
+import type { WebhookOutbox } from './durable/webhook-outbox'
+import type { Workspace } from './durable/workspace'
 
 export interface Env {
   DB: D1Database
   BUCKET: R2Bucket
   JOB_RUN: DurableObjectNamespace<JobRun>
+  WORKSPACE: DurableObjectNamespace<Workspace>
+  WEBHOOK_OUTBOX: DurableObjectNamespace<WebhookOutbox>
   /** `development` enables local-only conveniences; anything else is production. */
   ENVIRONMENT: string
   DOCS_URL: string
@@ -17,6 +21,15 @@ export interface Env {
   RESULT_SIGNING_KEY: string
   DNS_RESOLVER_URL: string
   SSRF_ALLOWLIST: string
+  /** base64url of 32 bytes: the AES-GCM key that encrypts webhook secrets at rest. */
+  DATA_ENCRYPTION_KEY: string
+  /** Running jobs per workspace (fair scheduling). */
+  WORKSPACE_SLOT_LIMIT?: string
+  /** R2 S3 credentials: when all are set, `uploadUrl` is a presigned R2 PUT. */
+  R2_ACCOUNT_ID?: string
+  R2_ACCESS_KEY_ID?: string
+  R2_SECRET_ACCESS_KEY?: string
+  R2_BUCKET_NAME?: string
   /** Overrides for tests: milliseconds between inference retries and how many. */
   INFERENCE_RETRY_BASE_MS?: string
   INFERENCE_MAX_ATTEMPTS?: string

@@ -7,6 +7,8 @@ import type { Env } from './env'
 import { sweepExpiredResults } from './services/retention'
 
 export { JobRun } from './durable/job-run'
+export { WebhookOutbox } from './durable/webhook-outbox'
+export { Workspace } from './durable/workspace'
 
 const app = createApp()
 

@@ -123,3 +123,38 @@ export const idempotencyKeys = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.scope, t.key] })],
 )
+
+/** A batch of removal jobs created atomically (SPEC.md §4 Batches). */
+export const batches = sqliteTable(
+  'batches',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    status: text('status', { enum: ['processing', 'complete'] }).notNull(),
+    total: integer('total').notNull(),
+    options: text('options', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+    createdAt: text('created_at').notNull(),
+    completedAt: text('completed_at'),
+    /** Set once `image.batch.completed.v1` has been handed to the webhook outboxes. */
+    completedEventAt: text('completed_event_at'),
+  },
+  (t) => [index('batches_workspace').on(t.workspaceId, t.createdAt)],
+)
+
+/** Webhook endpoints; deliveries and their history live in the endpoint's WebhookOutbox object. */
+export const webhookEndpoints = sqliteTable(
+  'webhook_endpoints',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    url: text('url').notNull(),
+    /** null: every event type except progress (DESIGN.md §3). */
+    events: text('events', { mode: 'json' }).$type<string[] | null>(),
+    /** AES-GCM ciphertext of the signing secret, base64url `iv.ciphertext`. */
+    secretCiphertext: text('secret_ciphertext').notNull(),
+    createdAt: text('created_at').notNull(),
+    disabledAt: text('disabled_at'),
+    disabledReason: text('disabled_reason'),
+  },
+  (t) => [index('webhook_endpoints_workspace').on(t.workspaceId)],
+)

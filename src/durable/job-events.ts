@@ -1,6 +1,6 @@
 /**
  * @module
- * The event envelope of SPEC.md §6 and its SSE framing.
+ * The event envelope of SPEC.md §6, the event types of DESIGN.md §3, and SSE framing.
  */
 import type { JobStage, JobStatus } from '../schemas/job'
 
@@ -10,26 +10,36 @@ export const EVENT_TYPES = [
   'image.job.completed.v1',
   'image.job.failed.v1',
   'image.job.canceled.v1',
+  'image.batch.completed.v1',
+  'image.export.completed.v1',
+  'image.refinement.completed.v1',
 ] as const
-export type JobEventType = (typeof EVENT_TYPES)[number]
+export type EventType = (typeof EVENT_TYPES)[number]
+export type JobEventType = Extract<EventType, `image.job.${string}`>
+
+/** Progress is for live watchers (SSE); webhooks get every other type unless they choose. */
+export const SSE_ONLY_TYPES: readonly EventType[] = ['image.job.progress.v1']
 
 export interface JobEventData {
   jobId: string
   status: JobStatus
   stage: JobStage
+  batchId?: string
   error?: { code: string; message: string }
   [key: string]: unknown
 }
 
-export interface EventEnvelope {
+export interface EventEnvelope<T extends EventType = EventType, D = Record<string, unknown>> {
   id: string
-  type: JobEventType
+  type: T
   occurredAt: string
   workspaceId: string
   aggregateId: string
   correlationId: string
-  data: JobEventData
+  data: D
 }
+
+export type JobEvent = EventEnvelope<JobEventType, JobEventData>
 
 export function formatSse(event: EventEnvelope): string {
   return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`

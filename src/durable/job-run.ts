@@ -12,7 +12,9 @@ import type { JobStage, JobStatus } from '../schemas/job'
 import { InferenceClient, InferenceFailure } from '../services/inference'
 import { settleStatements } from '../services/credits'
 import { RESULT_RETENTION_MS } from '../services/jobs'
-import { formatSse, type EventEnvelope, type JobEventType } from './job-events'
+import { completeBatchIfDone } from '../services/batches'
+import { publishEvent } from '../services/events'
+import { formatSse, SSE_ONLY_TYPES, type JobEvent, type JobEventType } from './job-events'
 
 export interface JobStart {
   jobId: string
@@ -20,6 +22,7 @@ export interface JobStart {
   correlationId: string
   options: RemovalOptions
   source: { key: string; size: number; sha256: string }
+  batchId?: string
 }
 
 interface JobState extends JobStart {
@@ -27,11 +30,17 @@ interface JobState extends JobStart {
   stage: JobStage
   attempts: number
   queuedSince: number
+  /** Set once the slot is released, the batch checked and every event handed to webhooks. */
+  wrappedUp?: boolean
 }
 
 const TERMINAL: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled'])
 /** How long a job may wait for a saturated inference fleet before it fails. */
 const MAX_QUEUE_WAIT_MS = 15 * 60_000
+/** A job waiting for a workspace slot re-asks this often, in case a wake-up was lost. */
+const SLOT_RECHECK_MS = 15_000
+/** Delay before retrying the after-terminal work (slot release, webhooks) when it failed. */
+const WRAP_UP_RETRY_MS = 5_000
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' }
 
 /** Thrown inside a run when the job was ended (canceled) by another call meanwhile. */
@@ -48,7 +57,8 @@ export class JobRun extends DurableObject<Env> {
     ctx.blockConcurrencyWhile(async () => {
       ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS job (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL)`)
       ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS events (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, body TEXT NOT NULL)`)
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, body TEXT NOT NULL,
+        published INTEGER NOT NULL DEFAULT 0)`)
     })
   }
 
@@ -58,6 +68,13 @@ export class JobRun extends DurableObject<Env> {
     this.#save({ ...input, status: 'queued', stage: 'queued', attempts: 0, queuedSince: Date.now() })
     this.#emit('image.job.created.v1')
     await this.ctx.storage.setAlarm(Date.now())
+    await this.#publishPending().catch(() => undefined)
+  }
+
+  /** Called by the Workspace when a slot frees for this job. */
+  async wake(): Promise<void> {
+    const state = this.#state()
+    if (state?.status === 'queued') await this.ctx.storage.setAlarm(Date.now())
   }
 
   /** Cancels now if nothing is in flight, else aborts the inference call (SPEC.md §3). */
@@ -106,7 +123,8 @@ export class JobRun extends DurableObject<Env> {
 
   override async alarm(): Promise<void> {
     const state = this.#state()
-    if (!state || TERMINAL.has(state.status)) return
+    if (!state) return
+    if (TERMINAL.has(state.status)) return this.#wrapUp(state)
     try {
       await this.#run(state)
     } catch (err) {
@@ -119,6 +137,11 @@ export class JobRun extends DurableObject<Env> {
   async #run(state: JobState): Promise<void> {
     const client = InferenceClient.fromEnv(this.env)
     if (state.status === 'queued') {
+      const slot = this.env.WORKSPACE.get(this.env.WORKSPACE.idFromName(state.workspaceId))
+      if (!(await slot.acquire(state.jobId))) {
+        await this.ctx.storage.setAlarm(Date.now() + SLOT_RECHECK_MS)
+        return
+      }
       const readiness = await client.ready()
       if (readiness.state !== 'ready') return this.#waitForCapacity(state, readiness.state, readiness.retryAfter)
       await this.#advance(state, 'processing', 'preparing', { started_at: iso(), model_version: readiness.modelVersion ?? null })
@@ -242,27 +265,57 @@ export class JobRun extends DurableObject<Env> {
     for (const waiter of [...this.#waiters]) waiter()
     for (const writer of this.#streams) void writer.close().catch(() => undefined)
     this.#streams.clear()
+    await this.#wrapUp(state)
+  }
+
+  /**
+   * What follows a terminal state, each step idempotent: free the workspace slot, complete the
+   * batch if this was its last job, and hand the events to webhooks. Retried on an alarm until done.
+   */
+  async #wrapUp(state: JobState): Promise<void> {
+    if (state.wrappedUp) return
+    try {
+      await this.env.WORKSPACE.get(this.env.WORKSPACE.idFromName(state.workspaceId)).release(state.jobId)
+      if (state.batchId) await completeBatchIfDone(this.env, state.batchId, state.correlationId)
+      await this.#publishPending()
+      state.wrappedUp = true
+      this.#save(state)
+    } catch (err) {
+      console.error(JSON.stringify({ level: 'warn', jobId: state.jobId, msg: 'wrap-up failed, will retry', error: String(err) }))
+      await this.ctx.storage.setAlarm(Date.now() + WRAP_UP_RETRY_MS)
+    }
+  }
+
+  /** Hands every stored, not yet published event (but progress) to the webhook outboxes, in order. */
+  async #publishPending(): Promise<void> {
+    const sql = this.ctx.storage.sql
+    const pending = sql.exec<{ seq: number; body: string }>('SELECT seq, body FROM events WHERE published = 0 ORDER BY seq').toArray()
+    for (const row of pending) {
+      await publishEvent(this.env, JSON.parse(row.body) as JobEvent)
+      sql.exec('UPDATE events SET published = 1 WHERE seq = ?', row.seq)
+    }
   }
 
   #emit(type: JobEventType, data: Record<string, unknown> = {}): void {
     const state = this.#state()!
-    const event: EventEnvelope = {
+    const event: JobEvent = {
       id: crypto.randomUUID(),
       type,
       occurredAt: iso(),
       workspaceId: state.workspaceId,
       aggregateId: state.jobId,
       correlationId: state.correlationId,
-      data: { jobId: state.jobId, status: state.status, stage: state.stage, ...data },
+      data: { jobId: state.jobId, status: state.status, stage: state.stage, ...(state.batchId ? { batchId: state.batchId } : {}), ...data },
     }
-    this.ctx.storage.sql.exec('INSERT INTO events (id, body) VALUES (?, ?)', event.id, JSON.stringify(event))
+    const published = SSE_ONLY_TYPES.includes(type) ? 1 : 0
+    this.ctx.storage.sql.exec('INSERT INTO events (id, body, published) VALUES (?, ?, ?)', event.id, JSON.stringify(event), published)
     const bytes = this.#encoder.encode(formatSse(event))
     for (const writer of this.#streams) {
       writer.write(bytes).catch(() => this.#streams.delete(writer))
     }
   }
 
-  #eventsAfter(lastEventId: string | null): EventEnvelope[] {
+  #eventsAfter(lastEventId: string | null): JobEvent[] {
     const sql = this.ctx.storage.sql
     const after = lastEventId
       ? (sql.exec<{ seq: number }>('SELECT seq FROM events WHERE id = ?', lastEventId).toArray()[0]?.seq ?? 0)
@@ -270,7 +323,7 @@ export class JobRun extends DurableObject<Env> {
     return sql
       .exec<{ body: string }>('SELECT body FROM events WHERE seq > ? ORDER BY seq', after)
       .toArray()
-      .map((r) => JSON.parse(r.body) as EventEnvelope)
+      .map((r) => JSON.parse(r.body) as JobEvent)
   }
 
   /** True when a cancel finished the job while a run was between steps. */

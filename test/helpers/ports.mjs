@@ -17,4 +17,6 @@ export function freePort() {
 export const TEST_SIGNING_KEYS = {
   inference: 'test-inference-signing-key-0123456789abcdef',
   result: 'test-result-signing-key-0123456789abcdef',
+  /** base64url of 32 bytes, as DATA_ENCRYPTION_KEY must be. */
+  data: 'dGVzdC1kYXRhLWVuY3J5cHRpb24ta2V5LTMyYnl0ZXM',
 }

@@ -1,0 +1,55 @@
+/**
+ * @module
+ * Batches (SPEC.md §4): POST /v1/batches queues 1–100 removals from ready uploads atomically;
+ * GET /v1/batches/{id} shows progress and the child jobs.
+ */
+import { createRoute } from '@hono/zod-openapi'
+import { errorResponses, problemContent } from '../errors'
+import { createRouter } from '../lib/router'
+import { requireAuth } from '../middleware/auth'
+import { BatchRequestSchema, BatchSchema, type Batch } from '../schemas/batch'
+import { IdempotencyHeaders, IdParams, json } from '../schemas/common'
+import { acceptBatch, getBatch } from '../services/batches'
+import { requireIdempotencyKey } from '../services/idempotency'
+
+const security = [{ Bearer: [] }]
+
+export const create = createRoute({
+  method: 'post',
+  path: '/v1/batches',
+  tags: ['Batches'],
+  security,
+  middleware: [requireAuth('images:write')] as const,
+  request: {
+    headers: IdempotencyHeaders.pick({ 'idempotency-key': true }),
+    body: { required: true, content: { 'application/json': { schema: BatchRequestSchema } } },
+  },
+  responses: {
+    202: { ...json(BatchSchema, 'Queued: every job with its credit hold'), headers: { Location: { schema: { type: 'string' } } } },
+    ...errorResponses,
+    402: problemContent('Credits cannot cover every image; nothing was queued'),
+    409: problemContent('Idempotency-Key reused with different input'),
+  },
+})
+
+export const getOne = createRoute({
+  method: 'get',
+  path: '/v1/batches/{id}',
+  tags: ['Batches'],
+  security,
+  middleware: [requireAuth('jobs:read')] as const,
+  request: { params: IdParams },
+  responses: { 200: json(BatchSchema, 'Progress and child jobs'), ...errorResponses },
+})
+
+export const batches = createRouter()
+  .openapi(create, async (c) => {
+    const idempotencyKey = requireIdempotencyKey(c.req.valid('header')['idempotency-key'])
+    const res = await acceptBatch(
+      { env: c.env, auth: c.get('auth'), requestId: c.get('requestId'), idempotencyKey },
+      c.req.valid('json'),
+    )
+    if (res.location) c.header('Location', res.location)
+    return c.json(JSON.parse(res.body) as Batch, 202)
+  })
+  .openapi(getOne, async (c) => c.json(await getBatch(c.env, c.get('auth').workspaceId, c.req.valid('param').id), 200))
