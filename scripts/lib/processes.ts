@@ -110,7 +110,9 @@ export async function waitForOk(url: string, child: Child, timeoutMs: number, si
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline && !child.done && !signal.aborted) {
     try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(2000) })
+      // Generous per-attempt timeout: wrangler holds early requests until workerd is up, and an
+      // aborted one makes workerd log a "Broken pipe" error.
+      const res = await fetch(url, { signal: AbortSignal.timeout(20_000) })
       await res.body?.cancel()
       if (res.status === 200) return true
     } catch {

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config'
+
+// End-to-end: `npm start` (wrangler dev + the inference server with the real model) driven through
+// the public HTTP API from plain Node. One file at a time; the first start may reassemble the model.
+export default defineConfig({
+  test: {
+    include: ['test/e2e/**/*.test.ts'],
+    environment: 'node',
+    fileParallelism: false,
+    testTimeout: 120_000,
+    hookTimeout: 420_000,
+  },
+})
