@@ -113,7 +113,7 @@ export async function waitForOk(url: string, child: Child, timeoutMs: number, si
       // Generous per-attempt timeout: wrangler holds early requests until workerd is up, and an
       // aborted one makes workerd log a "Broken pipe" error.
       const res = await fetch(url, { signal: AbortSignal.timeout(20_000) })
-      await res.body?.cancel()
+      await res.arrayBuffer() // read it all: a cancelled body makes workerd log "Broken pipe"
       if (res.status === 200) return true
     } catch {
       // not listening yet
