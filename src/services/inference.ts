@@ -11,7 +11,7 @@ import type { RemovalOptions } from '../schemas/removal'
 export const JWT_ISSUER = 'cutout-edge'
 export const JWT_AUDIENCE = 'cutout-inference'
 const TOKEN_LIFETIME_S = 30
-const READY_TIMEOUT_MS = 2_000
+const READY_TIMEOUT_MS = 5_000
 const INSPECT_TIMEOUT_MS = 60_000
 const EMPTY_SHA256 = '47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU'
 
@@ -72,7 +72,11 @@ export class InferenceClient {
     return new InferenceClient({ urls, signingKey: env.INFERENCE_SIGNING_KEY })
   }
 
-  /** Whether any server can take work now, is busy, or cannot be reached at all. */
+  /**
+   * Whether any server can take work now, is busy, or cannot be reached at all. A server that
+   * accepts the connection but is slow to answer is busy (its event loop is running a model), not
+   * gone: only a refused connection or a non-answer that is not a timeout counts as unavailable.
+   */
   async ready(): Promise<Readiness> {
     let best: Readiness = { state: 'unavailable', retryAfter: 5 }
     for (const url of this.#config.urls) {
@@ -81,8 +85,8 @@ export class InferenceClient {
         const body = (await res.json().catch(() => ({}))) as { status?: string; modelVersion?: string }
         if (res.ok && body.status !== 'saturated') return { state: 'ready', modelVersion: body.modelVersion }
         if (body.status === 'saturated') best = { state: 'saturated', retryAfter: retryAfterOf(res) ?? 1 }
-      } catch {
-        // unreachable: try the next server
+      } catch (err) {
+        if (isTimeout(err)) best = { state: 'saturated', retryAfter: 1 }
       }
     }
     return best
@@ -128,6 +132,10 @@ export class InferenceClient {
     const { urls } = this.#config
     return urls[Math.floor(Math.random() * urls.length)]
   }
+}
+
+function isTimeout(err: unknown): boolean {
+  return err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')
 }
 
 function retryAfterOf(res: Response): number | undefined {
