@@ -23,6 +23,11 @@ export class Limiter {
     this.queueLimit = queueLimit;
   }
 
+  /** True when a new request would be refused: every slot busy and the queue full. */
+  get saturated(): boolean {
+    return this.#running >= this.concurrency && this.#waiting.length >= this.queueLimit;
+  }
+
   get stats(): LimiterStats {
     return { running: this.#running, queued: this.#waiting.length, concurrency: this.concurrency, queueLimit: this.queueLimit };
   }

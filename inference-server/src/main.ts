@@ -3,6 +3,7 @@
  * Listens first (so /health/live answers during the few seconds the model takes to load), then
  * loads the one model and reports ready.
  */
+import sharp from 'sharp';
 import { Limiter } from './limiter.js';
 import { createSegmenter } from './segmentation/index.js';
 import { createApp, startServer, type SegmenterSlot } from './server.js';
@@ -29,6 +30,13 @@ const limiter = new Limiter({
   queueLimit: intFromEnv('INFERENCE_QUEUE_LIMIT', 8, 0),
 });
 const threads = intFromEnv('INFERENCE_THREADS', 2, 1);
+const providers = process.env.INFERENCE_PROVIDERS || 'cpu';
+const spinning = process.env.INFERENCE_SPIN === '1';
+// libvips: no operation cache (every request's pixels are new, and the cache only holds memory),
+// and one worker thread: decode and PNG encode gained nothing from a second one here (bench/), and
+// the model wants the other core. SHARP_CONCURRENCY overrides.
+sharp.cache(false);
+sharp.concurrency(intFromEnv('SHARP_CONCURRENCY', 1, 0));
 const model: SegmenterSlot = {};
 
 const app = createApp({ signingKey, model, limiter });
@@ -51,8 +59,8 @@ process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
 try {
-  model.current = await createSegmenter({ modelPath: process.env.SEGMENTATION_MODEL || undefined, threads });
-  console.log(`model ready ${model.current.version}`);
+  model.current = await createSegmenter({ modelPath: process.env.SEGMENTATION_MODEL || undefined, threads, providers: providers.split(','), spinning });
+  console.log(`model ready ${model.current.version} (providers ${providers}, ${threads} threads)`);
 } catch (err) {
   console.error(err);
   process.exit(1);

@@ -83,8 +83,15 @@ export function createApp({ signingKey, model, limiter = new Limiter(), verifier
   app.get('/health/ready', (c) => {
     const segmenter = model.current;
     if (!segmenter) return c.json({ status: 'loading' }, 503);
-    const { running, queued, concurrency } = limiter.stats;
-    return c.json({ status: 'ready', modelVersion: segmenter.version, running, queued, concurrency });
+    const { running, queued, concurrency, queueLimit } = limiter.stats;
+    const body = { modelVersion: segmenter.version, running, queued, concurrency, queueLimit };
+    // Saturated: the next request would be refused. 503 + Retry-After like that refusal; the edge
+    // reads `status: "saturated"` as "busy, keep the job queued" rather than "unavailable".
+    if (limiter.saturated) {
+      c.header('Retry-After', '1');
+      return c.json({ status: 'saturated', ...body }, 503);
+    }
+    return c.json({ status: 'ready', ...body });
   });
 
   /** Signed routes: the token first, so an unsigned 50 MB body is never read. */

@@ -28,3 +28,22 @@ describe('Limiter', () => {
     expect(await limiter.run(async () => 'ok')).toBe('ok');
   });
 });
+
+describe('Limiter.saturated', () => {
+  it('is true exactly when the next request would be refused', async () => {
+    const limiter = new Limiter({ concurrency: 2, queueLimit: 1 });
+    const gate = deferred();
+    const tasks: Promise<unknown>[] = [];
+    const states: boolean[] = [limiter.saturated];
+    for (let i = 0; i < 3; i++) {
+      tasks.push(limiter.run(() => gate.promise));
+      states.push(limiter.saturated);
+    }
+    // 1 running, 2 running, 2 running + 1 queued (full)
+    expect(states).toEqual([false, false, false, true]);
+    await expect(limiter.run(async () => 0)).rejects.toMatchObject({ status: 503 });
+    gate.resolve();
+    await Promise.all(tasks);
+    expect(limiter.saturated).toBe(false);
+  });
+});

@@ -41,7 +41,7 @@ describe('HTTP server with the real model, end to end on 127.0.0.1', () => {
     expect(await (await fetch(`${server.url}/health/live`)).json()).toEqual({ status: 'ok' });
     const ready = await fetch(`${server.url}/health/ready`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ready', modelVersion: 'isnet-general@1.4.5+fp16', running: 0, queued: 0, concurrency: 1 });
+    expect(await ready.json()).toEqual({ status: 'ready', modelVersion: 'isnet-general@1.4.5+fp16', running: 0, queued: 0, concurrency: 1, queueLimit: 8 });
   });
 
   it('inspects an image', async () => {
@@ -140,12 +140,20 @@ describe('HTTP server behaviour with a stub segmenter', () => {
       await new Promise((r) => setTimeout(r, 300));
       const second = post(server.url, REMOVE, body);
       await new Promise((r) => setTimeout(r, 300));
-      expect(await (await fetch(`${server.url}/health/ready`)).json()).toMatchObject({ running: 1, queued: 1, modelVersion: 'stub@1' });
+      // Every slot busy and the queue full: readiness says so, the way the edge expects.
+      const saturated = await fetch(`${server.url}/health/ready`);
+      expect(saturated.status).toBe(503);
+      expect(saturated.headers.get('retry-after')).toBe('1');
+      expect(await saturated.json()).toEqual({ status: 'saturated', modelVersion: 'stub@1', running: 1, queued: 1, concurrency: 1, queueLimit: 1 });
       const third = await post(server.url, REMOVE, body);
       expect(third.status).toBe(503);
       expect(third.headers.get('retry-after')).toBe('1');
       expect(await third.json()).toMatchObject({ code: 'processor_unavailable', retryable: true });
       expect((await first).status).toBe(200);
+      // One running, none queued: a request would be queued, so the server is ready again.
+      const again = await fetch(`${server.url}/health/ready`);
+      expect(again.status).toBe(200);
+      expect(await again.json()).toMatchObject({ status: 'ready', running: 1, queued: 0 });
       expect((await second).status).toBe(200);
     } finally {
       await server.close();

@@ -4,7 +4,7 @@
  * onnxruntime-node session for the life of the process. Weights are never fetched at run time.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -83,6 +83,52 @@ export interface ModelOptions {
   modelPath?: string;
   /** onnxruntime intra-op threads (`INFERENCE_THREADS`); 2 by default. */
   threads?: number;
+  /** onnxruntime execution providers in order of preference (`INFERENCE_PROVIDERS`); `['cpu']` by default. */
+  providers?: string[];
+  /**
+   * Whether onnxruntime's intra-op threads busy-wait for work between runs (its default). Off
+   * here: on a 2-core machine the spinning threads steal the CPU that decode, encode and the
+   * HTTP layer need right after each run (`INFERENCE_SPIN=1` turns it back on).
+   */
+  spinning?: boolean;
+}
+
+/** Providers whose libraries onnxruntime-node does not ship in the npm package (its install script fetches them). */
+const DOWNLOADED_PROVIDERS: Record<string, string[]> = {
+  cuda: ['libonnxruntime_providers_shared.so', 'libonnxruntime_providers_cuda.so'],
+  tensorrt: ['libonnxruntime_providers_shared.so', 'libonnxruntime_providers_tensorrt.so'],
+};
+
+/** Where onnxruntime-node keeps its native binding and provider libraries on this platform. */
+function ortBinaryDir(): string {
+  const require = createRequire(import.meta.url);
+  return join(dirname(require.resolve('onnxruntime-node/package.json')), 'bin', 'napi-v6', process.platform, process.arch);
+}
+
+/**
+ * Parses and checks `INFERENCE_PROVIDERS` (e.g. `cuda,cpu`) against this onnxruntime-node build:
+ * an unknown name, or a provider whose libraries were not installed, is a clear error at start
+ * rather than onnxruntime's "Failed to load shared library" deep in session creation.
+ * @example resolveProviders('cuda,cpu') // ['cuda', 'cpu'] on a host with the CUDA provider installed
+ * @throws {Error} naming the provider, what is missing and docs/gpu.md
+ */
+export function resolveProviders(spec: string | string[] = 'cpu', { binaryDir = ortBinaryDir(), supported = ort.listSupportedBackends?.() } = {}): string[] {
+  const names = (Array.isArray(spec) ? spec : spec.split(',')).map((p) => p.trim().toLowerCase()).filter(Boolean);
+  if (!names.length) throw new Error('Expected at least one execution provider in INFERENCE_PROVIDERS, e.g. cpu or cuda,cpu');
+  const known = supported?.map((b) => b.name) ?? ['cpu'];
+  for (const name of names) {
+    if (!known.includes(name)) {
+      throw new Error(`Unknown execution provider ${name} in INFERENCE_PROVIDERS: this onnxruntime-node ${ort.env.versions.common} build supports ${known.join(', ')}`);
+    }
+    const missing = (DOWNLOADED_PROVIDERS[name] ?? []).filter((file) => !existsSync(join(binaryDir, file)));
+    if (missing.length) {
+      throw new Error(
+        `Execution provider ${name} is not installed: ${missing.join(', ')} missing from ${binaryDir}. ` +
+          `Install it on a GPU host as docs/gpu.md says (ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node), or set INFERENCE_PROVIDERS=cpu.`,
+      );
+    }
+  }
+  return names;
 }
 
 export interface LoadedModel {
@@ -96,7 +142,8 @@ export interface LoadedModel {
  * Opens the one session the process uses. The CPU memory arena is off: it cut peak RSS from
  * 2.3 GB to 1.5 GB at about the same speed (STACK.md).
  */
-export async function loadModel({ modelPath, threads = 2 }: ModelOptions = {}): Promise<LoadedModel> {
+export async function loadModel({ modelPath, threads = 2, providers = ['cpu'], spinning = false }: ModelOptions = {}): Promise<LoadedModel> {
+  const executionProviders = resolveProviders(providers);
   const path = modelPath ?? (await prepareDefaultModel());
   const version = modelPath
     ? `${basename(modelPath)}@sha256:${(await fileSha256(modelPath)).slice(0, 12)}`
@@ -104,14 +151,16 @@ export async function loadModel({ modelPath, threads = 2 }: ModelOptions = {}): 
   let session: ort.InferenceSession;
   try {
     session = await ort.InferenceSession.create(path, {
-      executionProviders: ['cpu'],
+      executionProviders,
       intraOpNumThreads: threads,
       interOpNumThreads: 1,
       enableCpuMemArena: false,
       graphOptimizationLevel: 'all',
+      extra: { session: { intra_op: { allow_spinning: spinning ? '1' : '0' }, inter_op: { allow_spinning: spinning ? '1' : '0' } } },
     });
   } catch (err) {
-    throw new Error(`Failed to load segmentation model ${path}`, { cause: err });
+    const detail = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    throw new Error(`Failed to load segmentation model ${path} with execution providers ${executionProviders.join(',')}: ${detail}`, { cause: err });
   }
   // ISNet names them `input` and `output` (plus 11 side outputs we never fetch).
   const inputName = session.inputNames.includes('input') ? 'input' : session.inputNames[0];

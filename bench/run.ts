@@ -1,0 +1,225 @@
+/**
+ * `npm run bench`: how close the whole removal path gets to the model's own time, and how it
+ * compares with @imgly/background-removal-node on the same images, in one run:
+ *   (a) floor      one bare ISNet `session.run` at 1024² (the server's session options)
+ *   (b) server     the inference server's POST /v1/remove, signed, end to end (mask and cutout)
+ *   (c) api        upload → POST /v1/removals (Prefer: wait=8) → result download, via `wrangler dev`
+ *   (d) reference  `removeBackground` of @imgly/background-removal-node (model "medium", PNG)
+ * Repetitions are interleaved (floor, server, api, reference per image per round) so load from
+ * other processes on a shared machine falls on all of them alike; only one thing runs at a time.
+ * Writes bench/results/<name>.json and <name>.svg. Never an assertion: it reports.
+ *
+ * Flags: --name <name> (default "latest"), --rounds <n> (scales repetitions), --no-api,
+ * --no-reference, --only <substring of image names>, --verbose (child output).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { callApi, callServer, createFloor, createReference, type ApiCall, type ServerCall } from './lib/clients.js';
+import { fixturePhoto, FIXTURE_PHOTOS, syntheticJpeg, type BenchImage } from './lib/images.js';
+import { startApi, startInference, type ApiStack } from './lib/stack.js';
+import { barChart } from './lib/svg.js';
+import { machineInfo, median, RESULTS_DIR, rssOf, round, stats } from './lib/util.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    name: { type: 'string', default: 'latest' },
+    rounds: { type: 'string', default: '1' },
+    'no-api': { type: 'boolean', default: false },
+    'no-reference': { type: 'boolean', default: false },
+    only: { type: 'string' },
+    verbose: { type: 'boolean', default: false },
+  },
+});
+const scale = Number(flags.rounds);
+const log = (msg: string) => process.stderr.write(`${msg}\n`);
+
+const CUTOUT_QUERY = 'quality=balanced&alpha=raw&feather=0&output=cutout';
+const MASK_QUERY = 'quality=balanced&alpha=raw&feather=0&output=mask';
+const API_OPTIONS = { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' };
+
+interface Samples {
+  image: BenchImage;
+  reps: number;
+  mask: ServerCall[];
+  cutout: ServerCall[];
+  api: ApiCall[];
+  reference: number[];
+}
+
+const started = Date.now();
+const machine = machineInfo();
+log(`machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGB} GB, node ${machine.node}`);
+
+const images: BenchImage[] = [];
+for (const name of FIXTURE_PHOTOS) images.push(await fixturePhoto(name));
+for (const label of ['1mp', '12mp', '25mp'] as const) images.push(await syntheticJpeg(label));
+const selected = images.filter((i) => !flags.only || i.name.includes(flags.only));
+const repsFor = (i: BenchImage) => Math.max(1, Math.round(scale * (i.width * i.height > 5e6 ? 3 : i.name.includes('1mp') ? 7 : 3)));
+const samples: Samples[] = selected.map((image) => ({ image, reps: repsFor(image), mask: [], cutout: [], api: [], reference: [] }));
+
+log('starting the inference server…');
+const server = await startInference({}, flags.verbose);
+let api: ApiStack | undefined;
+let apiError: string | undefined;
+if (!flags['no-api']) {
+  log('starting wrangler dev…');
+  try {
+    api = await startApi(server, flags.verbose);
+  } catch (err) {
+    apiError = String(err);
+    log(`API path skipped: ${apiError}`);
+  }
+}
+const floor = await createFloor();
+const reference = flags['no-reference'] ? undefined : createReference();
+const floorTimes: number[] = [];
+
+try {
+  // Warm-up (untimed): first runs allocate and JIT.
+  const warm = samples.find((s) => s.image.name.includes('1mp'))?.image ?? selected[0];
+  log(`warm-up on ${warm.name}…`);
+  for (let i = 0; i < 2; i++) await floor.run();
+  await callServer(server, warm, MASK_QUERY);
+  await callServer(server, warm, CUTOUT_QUERY);
+  if (api) await callApi(api, warm, API_OPTIONS);
+  if (reference) await reference(warm);
+
+  const rounds = Math.max(...samples.map((s) => s.reps));
+  for (let round = 0; round < rounds; round++) {
+    for (const s of samples) {
+      if (round >= s.reps) continue;
+      const t0 = performance.now();
+      await floor.run();
+      floorTimes.push(performance.now() - t0);
+      s.mask.push(await callServer(server, s.image, MASK_QUERY));
+      s.cutout.push(await callServer(server, s.image, CUTOUT_QUERY));
+      if (api) s.api.push(await callApi(api, s.image, API_OPTIONS));
+      if (reference) {
+        const r0 = performance.now();
+        await reference(s.image);
+        s.reference.push(performance.now() - r0);
+      }
+      const last = (xs: { ms?: number }[]) => (xs.length ? (xs[xs.length - 1] as { ms: number }).ms.toFixed(0) : '-');
+      log(`round ${round + 1}/${s.reps} ${s.image.name}: floor ${floorTimes[floorTimes.length - 1].toFixed(0)} ms, mask ${last(s.mask)}, cutout ${last(s.cutout)}, api ${s.api.length ? s.api[s.api.length - 1].total.toFixed(0) : '-'}, reference ${s.reference.length ? s.reference[s.reference.length - 1].toFixed(0) : '-'}`);
+    }
+  }
+} finally {
+  var serverRss = server.child.proc.pid ? rssOf(server.child.proc.pid) : 0;
+  await floor.close();
+  await api?.stop();
+  await server.stop();
+}
+
+const floorStats = stats(floorTimes);
+const f = floorStats.median;
+const ratio = (v: number | undefined, base: number | undefined) => (v === undefined || base === undefined || !base ? null : round(v / base, 2));
+const medianOf = (xs: number[]) => (xs.length ? median(xs) : undefined);
+
+const results = samples.map((s) => {
+  const cutoutMedian = medianOf(s.cutout.map((c) => c.ms));
+  const maskMedian = medianOf(s.mask.map((c) => c.ms));
+  const apiRemoval = medianOf(s.api.map((c) => c.removal + c.download));
+  const refMedian = medianOf(s.reference);
+  const stages = (calls: ServerCall[]) => Object.fromEntries(Object.keys(calls[0]?.timing ?? {}).map((k) => [k, round(median(calls.map((c) => c.timing[k])), 1)]));
+  return {
+    name: s.image.name,
+    width: s.image.width,
+    height: s.image.height,
+    megapixels: round((s.image.width * s.image.height) / 1e6, 2),
+    inputBytes: s.image.bytes.length,
+    server: {
+      mask: stats(s.mask.map((c) => c.ms)),
+      maskStages: stages(s.mask),
+      maskBytes: s.mask[0]?.bytes,
+      cutout: stats(s.cutout.map((c) => c.ms)),
+      cutoutStages: stages(s.cutout),
+      cutoutBytes: s.cutout[0]?.bytes,
+    },
+    api: s.api.length
+      ? {
+          upload: stats(s.api.map((c) => c.upload)),
+          removal: stats(s.api.map((c) => c.removal)),
+          download: stats(s.api.map((c) => c.download)),
+          removalAndDownload: stats(s.api.map((c) => c.removal + c.download)),
+          total: stats(s.api.map((c) => c.total)),
+        }
+      : null,
+    reference: s.reference.length ? stats(s.reference) : null,
+    ratios: {
+      serverMaskToFloor: ratio(maskMedian, f),
+      serverCutoutToFloor: ratio(cutoutMedian, f),
+      apiRemovalToFloor: ratio(apiRemoval, f),
+      referenceToFloor: ratio(refMedian, f),
+      serverCutoutToReference: ratio(cutoutMedian, refMedian),
+      apiRemovalToReference: ratio(apiRemoval, refMedian),
+    },
+    beyondModelMs: {
+      serverCutout: cutoutMedian === undefined ? null : round(cutoutMedian - f, 0),
+      apiRemoval: apiRemoval === undefined ? null : round(apiRemoval - f, 0),
+    },
+  };
+});
+
+const oneMp = results.find((r) => r.name.includes('1mp'));
+const big = results.find((r) => r.name.includes('25mp'));
+const targets = {
+  pipelineAt1MP: {
+    rule: 'inference-server end to end (cutout) ≤ 1.25 × floor at 1 MP',
+    value: oneMp?.ratios.serverCutoutToFloor ?? null,
+    ok: oneMp?.ratios.serverCutoutToFloor != null ? oneMp.ratios.serverCutoutToFloor <= 1.25 : null,
+    apiValue: oneMp?.ratios.apiRemovalToFloor ?? null,
+  },
+  fasterThanReference: {
+    rule: 'inference-server cutout faster than removeBackground on every image',
+    ok: results.every((r) => r.ratios.serverCutoutToReference === null || r.ratios.serverCutoutToReference < 1),
+    apiOk: results.every((r) => r.ratios.apiRemovalToReference === null || r.ratios.apiRemovalToReference < 1),
+  },
+  stored25MP: {
+    rule: '25 MP cutout stored (API removal until the job has succeeded, + download) ≤ 3 s beyond model time',
+    seconds: big?.beyondModelMs.apiRemoval != null ? round(big.beyondModelMs.apiRemoval / 1000, 2) : null,
+    removalOnlySeconds: big?.api ? round((big.api.removal.median - f) / 1000, 2) : null,
+    ok: big?.api ? big.api.removal.median - f <= 3000 : null,
+  },
+};
+
+const report = {
+  name: flags.name,
+  date: new Date().toISOString(),
+  durationSeconds: Math.round((Date.now() - started) / 1000),
+  machine,
+  method: {
+    floor: 'bare session.run at [1,3,1024,1024], fp16 ISNet, 2 intra-op threads, arena off (the server options)',
+    server: `POST /v1/remove (${MASK_QUERY} | ${CUTOUT_QUERY}), signed; time to the last response byte`,
+    api: `wrangler dev: upload (create, PUT, complete), POST /v1/removals Prefer: wait=8 ${JSON.stringify(API_OPTIONS)}, GET result; "removalAndDownload" excludes the upload`,
+    reference: "@imgly/background-removal-node removeBackground(blob, { model: 'medium', output: { format: 'image/png' } }), session memoised by the package",
+    rounds: scale,
+    apiError,
+  },
+  floor: floorStats,
+  serverRssBytesAtEnd: serverRss,
+  images: results,
+  targets,
+};
+
+mkdirSync(RESULTS_DIR, { recursive: true });
+writeFileSync(`${RESULTS_DIR}${flags.name}.json`, JSON.stringify(report, null, 2) + '\n');
+const svg = barChart({
+  title: 'Time per image ÷ one bare session.run (floor)',
+  subtitle: `${machine.cpuModel}, ${machine.cores} cores, node ${machine.node} · floor median ${(f / 1000).toFixed(2)} s · ${report.date.slice(0, 10)}`,
+  series: [
+    { label: 'inference server, mask', color: '#8ecae6' },
+    { label: 'inference server, cutout', color: '#219ebc' },
+    { label: 'API via wrangler dev', color: '#023047' },
+    { label: 'reference removeBackground', color: '#fb8500' },
+  ],
+  groups: results.map((r) => ({
+    label: r.name.replace('synthetic-', '').replace(/\.(jpg|png)$/, ''),
+    values: [r.ratios.serverMaskToFloor, r.ratios.serverCutoutToFloor, r.ratios.apiRemovalToFloor, r.ratios.referenceToFloor],
+  })),
+  lines: [{ value: 1.25, label: 'target at 1 MP: 1.25×' }],
+});
+writeFileSync(`${RESULTS_DIR}${flags.name}.svg`, svg);
+log(`\nfloor median ${f.toFixed(0)} ms`);
+for (const r of results) log(`${r.name.padEnd(22)} ${JSON.stringify(r.ratios)}`);
+log(JSON.stringify(targets, null, 2));
+log(`wrote bench/results/${flags.name}.json and .svg in ${report.durationSeconds} s`);
