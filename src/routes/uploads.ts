@@ -7,7 +7,7 @@ import { errorResponses, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
 import { requireAuth } from '../middleware/auth'
 import { IdParams, json } from '../schemas/common'
-import { UploadSchema } from '../schemas/upload'
+import { UploadRequestSchema, UploadSchema } from '../schemas/upload'
 import { completeUpload, createUpload, putUploadContent } from '../services/uploads'
 
 const security = [{ Bearer: [] }]
@@ -19,6 +19,7 @@ export const create = createRoute({
   tags: ['Uploads'],
   security,
   middleware: [requireAuth('images:write')] as const,
+  request: { body: { required: false, content: { 'application/json': { schema: UploadRequestSchema } } } },
   responses: { 201: json(UploadSchema, 'Reserved; PUT the bytes to uploadUrl'), ...errorResponses },
 })
 
@@ -68,7 +69,7 @@ export const complete = createRoute({
 
 export const uploads = createRouter()
   .openapi(create, async (c) => {
-    const upload = await createUpload(c.env.DB, c.get('auth').workspaceId)
+    const upload = await createUpload(c.env, c.get('auth').workspaceId, c.req.valid('json').contentType)
     c.header('Location', `/v1/uploads/${upload.id}`)
     return c.json(upload, 201)
   })

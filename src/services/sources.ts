@@ -129,3 +129,25 @@ function concat(chunks: Uint8Array[], size: number): Uint8Array {
   }
   return out
 }
+
+/**
+ * Checks an object that reached R2 without passing through the Worker (a presigned PUT) the same
+ * way a proxied upload is checked: size, signature and header dimensions; then hashes it. An
+ * object that fails is deleted, so nothing unchecked stays stored.
+ */
+export async function verifyStoredObject(bucket: R2Bucket, key: string): Promise<StoredSource | null> {
+  const head = await bucket.head(key)
+  if (!head) return null
+  try {
+    if (head.size > MAX_IMAGE_BYTES) throw tooLarge(head.size)
+    const first = await bucket.get(key, { range: { offset: 0, length: Math.min(SNIFF_BYTES, head.size) } })
+    const { mimeType } = checkImageHead(new Uint8Array(await first!.arrayBuffer()))
+    const whole = await bucket.get(key)
+    const digest = new crypto.DigestStream('SHA-256')
+    await whole!.body.pipeTo(digest)
+    return { key, size: head.size, sha256: toBase64Url(await digest.digest), mimeType }
+  } catch (err) {
+    await bucket.delete(key)
+    throw err
+  }
+}

@@ -7,7 +7,8 @@ import { ApiError } from '../errors'
 import { HOUR_MS, iso } from '../lib/time'
 import type { Upload } from '../schemas/upload'
 import { InferenceClient, InferenceFailure, inferenceProblem } from './inference'
-import { storeStream } from './sources'
+import { presignConfigured, presignPut, type PresignEnv } from './presign'
+import { storeStream, verifyStoredObject } from './sources'
 
 /** A reservation is short-lived; a client that does not finish within it starts again. */
 export const UPLOAD_TTL_MS = HOUR_MS
@@ -37,7 +38,16 @@ export function toUpload(row: UploadRow): Upload {
   }
 }
 
-export async function createUpload(db: D1Database, workspaceId: string): Promise<Upload> {
+/**
+ * Reserves an upload. With R2 credentials configured the `uploadUrl` is a presigned PUT bound to
+ * `contentType` (sent back in `uploadHeaders`); otherwise it is this API's content route.
+ */
+export async function createUpload(
+  env: { DB: D1Database } & PresignEnv,
+  workspaceId: string,
+  contentType = 'application/octet-stream',
+): Promise<Upload> {
+  const db = env.DB
   const id = crypto.randomUUID()
   const row: UploadRow = {
     id,
@@ -55,7 +65,12 @@ export async function createUpload(db: D1Database, workspaceId: string): Promise
     .prepare('INSERT INTO uploads (id, workspace_id, status, object_key, expires_at) VALUES (?, ?, ?, ?, ?)')
     .bind(row.id, row.workspace_id, row.status, row.object_key, row.expires_at)
     .run()
-  return toUpload(row)
+  if (!presignConfigured(env)) return toUpload(row)
+  return {
+    ...toUpload(row),
+    uploadUrl: await presignPut(env, row.object_key, contentType),
+    uploadHeaders: { 'content-type': contentType },
+  }
 }
 
 export async function findUpload(db: D1Database, workspaceId: string, id: string, field?: string): Promise<UploadRow> {
@@ -101,13 +116,18 @@ export async function completeUpload(
   const row = await findUpload(env.DB, workspaceId, id)
   if (row.status === 'ready') return toUpload(row)
   assertPending(row)
-  const object = row.sha256 ? await env.BUCKET.get(row.object_key) : null
-  if (!object || !row.sha256) {
+  // Bytes that came through a presigned URL were never seen by the Worker: check them now.
+  const landed = row.sha256 ? { sha256: row.sha256 } : await verifyStoredObject(env.BUCKET, row.object_key)
+  const object = landed ? await env.BUCKET.get(row.object_key) : null
+  if (!object || !landed) {
     throw new ApiError('invalid_input', `Upload ${id} has no content yet; PUT the bytes to its uploadUrl first`)
+  }
+  if (!row.sha256) {
+    await env.DB.prepare('UPDATE uploads SET byte_size = ?, sha256 = ? WHERE id = ?').bind(object.size, landed.sha256, id).run()
   }
   let info
   try {
-    info = await InferenceClient.fromEnv(env).inspect({ body: object.body, length: object.size, sha256: row.sha256 })
+    info = await InferenceClient.fromEnv(env).inspect({ body: object.body, length: object.size, sha256: landed.sha256 })
   } catch (err) {
     if (err instanceof InferenceFailure) throw inferenceProblem(err)
     throw err
