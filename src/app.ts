@@ -11,6 +11,7 @@ import { jobs } from './routes/jobs'
 import { removals } from './routes/removals'
 import { uploads } from './routes/uploads'
 import { usage } from './routes/usage'
+import { webhooks } from './routes/webhooks'
 
 export const API_VERSION = '2.0.0'
 
@@ -23,6 +24,7 @@ export function createApp() {
   app.route('/', jobs)
   app.route('/', batches)
   app.route('/', usage)
+  app.route('/', webhooks)
   app.openAPIRegistry.registerComponent('securitySchemes', 'Bearer', {
     type: 'http',
     scheme: 'bearer',

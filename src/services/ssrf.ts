@@ -151,7 +151,8 @@ function parseAllowEntry(entry: string): { host: string; port?: string } | null 
   }
 }
 
-function isAllowlisted(url: URL, allowlist: string[]): boolean {
+/** True when `url`'s host (and port, if the entry names one) is on the allow-list. */
+export function isAllowlisted(url: URL, allowlist: string[]): boolean {
   const port = url.port || DEFAULT_PORTS[url.protocol]
   return allowlist.some((entry) => {
     const parsed = parseAllowEntry(entry)
@@ -173,8 +174,16 @@ function blockedHostname(hostname: string): string | null {
   return null
 }
 
-/** Throws {@link UnsafeUrlError} unless `url` may be fetched; returns it parsed. */
-async function checkUrl(raw: string, opts: GuardedFetchOptions): Promise<URL> {
+/** What {@link checkUrl} needs: how to resolve names and which hosts skip the address checks. */
+export type UrlCheckOptions = Pick<GuardedFetchOptions, 'resolver' | 'allowlist'>
+
+/**
+ * Checks a URL without fetching it (a webhook endpoint when it is registered): the same rules as
+ * every hop of {@link guardedFetch}. Returns it parsed.
+ * @throws {UnsafeUrlError} scheme, credentials, address or DNS refused
+ * @example await checkUrl(url, { resolver: new DohResolver({ url: env.DNS_RESOLVER_URL }), allowlist })
+ */
+export async function checkUrl(raw: string, opts: UrlCheckOptions): Promise<URL> {
   let url: URL
   try {
     url = new URL(raw)
@@ -276,5 +285,33 @@ export async function guardedFetch(url: string, opts: GuardedFetchOptions): Prom
       throw new SourceTooLargeError(maxBytes)
     }
     return new Response(limitBody(res.body, maxBytes), res)
+  }
+}
+
+export interface GuardedPostOptions extends UrlCheckOptions {
+  headers: HeadersInit
+  body: string
+  signal?: AbortSignal
+  fetchImpl?: typeof fetch
+}
+
+/**
+ * POSTs to a user-supplied URL (a webhook delivery) after the same checks as
+ * {@link guardedFetch}. Redirects are NOT followed: the 3xx comes back to the caller, which treats
+ * it as a failed attempt (a receiver must answer at the URL it registered). Any status is
+ * returned; only refusal and network failure throw.
+ * @throws {UnsafeUrlError} the URL is refused (it may have been safe when registered)
+ * @throws {SourceFetchError} network failure or timeout (the signal's reason is the cause)
+ * @example await guardedPost(url, { resolver, allowlist, headers, body, signal: AbortSignal.timeout(15_000) })
+ */
+export async function guardedPost(url: string, opts: GuardedPostOptions): Promise<Response> {
+  const { headers, body, signal, fetchImpl = fetch } = opts
+  const target = await checkUrl(url, opts)
+  try {
+    signal?.throwIfAborted()
+    return await fetchImpl(target.toString(), { method: 'POST', headers, body, redirect: 'manual', signal })
+  } catch (err) {
+    const reason = signal?.aborted ? String(signal.reason ?? err) : (err as Error).message
+    throw new SourceFetchError(`Could not POST to ${target}: ${reason}`, undefined, { cause: err })
   }
 }

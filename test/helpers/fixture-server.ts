@@ -1,6 +1,12 @@
 /**
  * The test world outside the Worker, on 127.0.0.1 only: image files to fetch by `sourceUrl`,
- * redirects, a DNS-over-HTTPS stand-in for the SSRF guard, and the switch of the inference proxy.
+ * redirects, a DNS-over-HTTPS stand-in for the SSRF guard, the switch of the inference proxy, and
+ * webhook receivers.
+ *
+ * Receivers: `POST /receiver/<name>` records the method, headers and raw body, and answers with the
+ * next scripted response (200 "ok" when the script is empty). `POST /receiver/<name>/script` with a
+ * JSON array of `{status, headers?, body?, delayMs?}` replaces the script (and clears the log);
+ * `GET /receiver/<name>/log` returns what was received, oldest first.
  */
 import { readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
@@ -15,6 +21,37 @@ const DNS: Record<string, string[]> = {
   'private.test': ['192.168.1.10'],
   'metadata.test': ['169.254.169.254'],
   'v6-loopback.test': ['::1'],
+}
+
+export interface ReceivedRequest {
+  method: string
+  headers: Record<string, string>
+  body: string
+  receivedAt: number
+}
+
+export interface ScriptedResponse {
+  status: number
+  headers?: Record<string, string>
+  body?: string
+  delayMs?: number
+}
+
+const receivers = new Map<string, { log: ReceivedRequest[]; script: ScriptedResponse[] }>()
+
+function receiver(name: string) {
+  let r = receivers.get(name)
+  if (!r) receivers.set(name, (r = { log: [], script: [] }))
+  return r
+}
+
+function readBody(req: import('node:http').IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    req.on('error', reject)
+  })
 }
 
 export function startFixtureServer(port: number, proxy: InferenceProxy): Promise<Server> {
@@ -45,6 +82,31 @@ export function startFixtureServer(port: number, proxy: InferenceProxy): Promise
       const answers = (DNS[name] ?? []).filter((a) => a.includes(':') === (type === 28))
       res.writeHead(200, { 'content-type': 'application/dns-json' })
       return res.end(JSON.stringify({ Status: 0, Answer: answers.map((data) => ({ name, type, TTL: 60, data })) }))
+    }
+    const recv = /^\/receiver\/([a-z0-9-]+)(\/script|\/log)?$/i.exec(url.pathname)
+    if (recv) {
+      const r = receiver(recv[1])
+      if (recv[2] === '/log') {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        return res.end(JSON.stringify(r.log))
+      }
+      void readBody(req).then(async (body) => {
+        if (recv[2] === '/script') {
+          r.script = JSON.parse(body || '[]') as ScriptedResponse[]
+          r.log = []
+          res.writeHead(204)
+          return res.end()
+        }
+        const headers = Object.fromEntries(
+          Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]),
+        )
+        r.log.push({ method: req.method ?? '', headers, body, receivedAt: Date.now() })
+        const next = r.script.shift() ?? { status: 200, body: 'ok' }
+        if (next.delayMs) await new Promise((done) => setTimeout(done, next.delayMs))
+        res.writeHead(next.status, next.headers ?? {})
+        res.end(next.body ?? '')
+      })
+      return
     }
     if (url.pathname === '/control/inference' && req.method === 'POST') {
       proxy.mode = (url.searchParams.get('mode') ?? 'normal') as ProxyMode

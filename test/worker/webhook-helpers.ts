@@ -1,0 +1,94 @@
+/**
+ * Helpers for the webhook tests: the fixture server's receivers, endpoint registration, the
+ * endpoint's outbox stub, and polling.
+ */
+import { env } from 'cloudflare:test'
+import type { EventEnvelope } from '../../src/durable/job-events'
+import { api } from './helpers'
+
+export interface Received {
+  method: string
+  headers: Record<string, string>
+  body: string
+  receivedAt: number
+}
+
+export interface Delivery {
+  id: string
+  eventId: string
+  eventType: string
+  status: 'pending' | 'retrying' | 'delivered' | 'failed'
+  attempts: number
+  responseStatus: number | null
+  lastError: string | null
+  createdAt: string
+  deliveredAt: string | null
+  lastAttemptAt: string | null
+  nextAttemptAt: string | null
+}
+
+export interface Scripted {
+  status: number
+  headers?: Record<string, string>
+  body?: string
+  delayMs?: number
+}
+
+/** A fresh receiver on the fixture server, answering `script` in order (then 200). */
+export async function newReceiver(script: Scripted[] = []) {
+  const name = `r-${crypto.randomUUID()}`
+  const res = await fetch(`${env.FIXTURE_ORIGIN}/receiver/${name}/script`, { method: 'POST', body: JSON.stringify(script) })
+  if (res.status !== 204) throw new Error(`receiver script: ${res.status}`)
+  return {
+    url: `${env.FIXTURE_ORIGIN}/receiver/${name}`,
+    log: async () => (await (await fetch(`${env.FIXTURE_ORIGIN}/receiver/${name}/log`)).json()) as Received[],
+  }
+}
+
+export async function createWebhook(key: string, body: unknown) {
+  return api('/v1/webhooks', { method: 'POST', key, json: body })
+}
+
+/** Registers an endpoint and returns it with its secret. */
+export async function registerWebhook(key: string, url: string, events?: string[]) {
+  const res = await createWebhook(key, events ? { url, events } : { url })
+  if (res.status !== 201) throw new Error(`register webhook: ${res.status} ${await res.text()}`)
+  return (await res.json()) as { id: string; url: string; events: string[]; secret: string }
+}
+
+export async function listDeliveries(key: string, endpointId: string): Promise<Delivery[]> {
+  const res = await api(`/v1/webhooks/${endpointId}/deliveries`, { key })
+  if (res.status !== 200) throw new Error(`deliveries: ${res.status} ${await res.text()}`)
+  return ((await res.json()) as { deliveries: Delivery[] }).deliveries
+}
+
+export function outbox(endpointId: string) {
+  return env.WEBHOOK_OUTBOX.get(env.WEBHOOK_OUTBOX.idFromName(endpointId))
+}
+
+/** Polls `probe` until it returns something truthy. */
+export async function waitFor<T>(probe: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await probe()
+    if (value) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** A synthetic job event for publishEvent. */
+export function jobEvent(workspaceId: string, type: EventEnvelope['type'] = 'image.job.completed.v1'): EventEnvelope {
+  const jobId = crypto.randomUUID()
+  return {
+    id: crypto.randomUUID(),
+    type,
+    occurredAt: new Date().toISOString(),
+    workspaceId,
+    aggregateId: jobId,
+    correlationId: 'test-correlation',
+    data: { jobId, status: 'succeeded', stage: 'complete' },
+  }
+}
