@@ -1,9 +1,10 @@
 import { abortAllDurableObjects, env, runDurableObjectAlarm } from 'cloudflare:test'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { TOLERANCE_SECONDS, verifyWebhook } from '../../docs/examples/verify-webhook.mjs'
 import verifierSource from '../../docs/examples/verify-webhook.mjs?raw'
 import webhooksDoc from '../../docs/webhooks.md?raw'
 import { publishEvent } from '../../src/services/events'
+import { guardedPost, SourceFetchError, UnsafeUrlError } from '../../src/services/ssrf'
 import {
   decryptSecret,
   encryptSecret,
@@ -405,6 +406,28 @@ describe('webhook building blocks', () => {
     const later = now + (TOLERANCE_SECONDS + 1) * 1000
     expect(() => verifyWebhook(body, headers, secret, later)).toThrow('stale webhook timestamp')
     expect(() => verifyWebhook(body, { ...headers, 'webhook-signature': 'abc' }, secret, now)).toThrow('malformed')
+  })
+
+  it('guardedPost checks the URL first, sends one POST and returns redirects unfollowed', async () => {
+    const resolver = { resolve: vi.fn(async (host: string) => (host === 'public.test' ? ['93.184.216.34'] : ['10.0.0.7'])) }
+    const fetchImpl = vi.fn(async () => new Response(null, { status: 307, headers: { location: 'http://10.0.0.7/' } }))
+    const opts = { resolver, allowlist: [], headers: { 'webhook-id': 'd1' }, body: '{"a":1}', fetchImpl }
+    await expect(guardedPost('https://internal.example/h', opts)).rejects.toBeInstanceOf(UnsafeUrlError)
+    await expect(guardedPost('http://[::1]/h', opts)).rejects.toBeInstanceOf(UnsafeUrlError)
+    expect(fetchImpl).not.toHaveBeenCalled()
+    const res = await guardedPost('https://public.test/h', opts)
+    expect(res.status).toBe(307)
+    expect(fetchImpl).toHaveBeenCalledTimes(1)
+    expect(fetchImpl.mock.calls[0]).toEqual([
+      'https://public.test/h',
+      expect.objectContaining({ method: 'POST', body: '{"a":1}', redirect: 'manual', headers: { 'webhook-id': 'd1' } }),
+    ])
+    const failing = vi.fn(async () => {
+      throw new Error('connection refused')
+    })
+    const err = await guardedPost('https://public.test/h', { ...opts, fetchImpl: failing }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(SourceFetchError)
+    expect((err as Error).message).toBe('Could not POST to https://public.test/h: connection refused')
   })
 
   it('docs/webhooks.md quotes the tested verifier verbatim', () => {
