@@ -158,3 +158,118 @@ export const webhookEndpoints = sqliteTable(
   },
   (t) => [index('webhook_endpoints_workspace').on(t.workspaceId)],
 )
+
+/** People who sign in by email (issue 5). `email` is trimmed and lower-cased. */
+export const users = sqliteTable(
+  'users',
+  {
+    id: text('id').primaryKey(),
+    email: text('email').notNull(),
+    createdAt: text('created_at').notNull().default(now),
+  },
+  (t) => [uniqueIndex('users_email').on(t.email)],
+)
+
+/** Which users belong to which workspaces; a session acts for one membership. */
+export const workspaceMembers = sqliteTable(
+  'workspace_members',
+  {
+    workspaceId: text('workspace_id')
+      .notNull()
+      .references(() => workspaces.id),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id),
+    role: text('role', { enum: ['owner', 'member'] }).notNull(),
+    createdAt: text('created_at').notNull().default(now),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.userId] }), index('workspace_members_user').on(t.userId)],
+)
+
+/**
+ * The one live sign-in code per email: a new start replaces it. `code_hash` is an HMAC of the
+ * code (never the code); `attempts` counts verify calls, and the fifth failure ends it.
+ */
+export const emailChallenges = sqliteTable('email_challenges', {
+  email: text('email').primaryKey(),
+  codeHash: text('code_hash').notNull(),
+  attempts: integer('attempts').notNull().default(0),
+  expiresAt: text('expires_at').notNull(),
+  /** Codes sent in the current window (start is limited per email). */
+  sentCount: integer('sent_count').notNull().default(1),
+  windowStartedAt: text('window_started_at').notNull(),
+  createdAt: text('created_at').notNull(),
+})
+
+/** A signed-in session: one refresh-token family. Revoking it ends every token of the family. */
+export const sessions = sqliteTable(
+  'sessions',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id').notNull(),
+    workspaceId: text('workspace_id').notNull(),
+    /** `email` or `device` (and the device client's name). */
+    method: text('method', { enum: ['email', 'device'] }).notNull(),
+    client: text('client'),
+    createdAt: text('created_at').notNull(),
+    revokedAt: text('revoked_at'),
+    revokedReason: text('revoked_reason', { enum: ['logout', 'reuse'] }),
+  },
+  (t) => [index('sessions_user').on(t.userId)],
+)
+
+/** Opaque refresh tokens, stored as SHA-256; each is used once, then replaced in its family. */
+export const refreshTokens = sqliteTable(
+  'refresh_tokens',
+  {
+    id: text('id').primaryKey(),
+    sessionId: text('session_id')
+      .notNull()
+      .references(() => sessions.id),
+    hash: text('hash').notNull(),
+    expiresAt: text('expires_at').notNull(),
+    createdAt: text('created_at').notNull(),
+    /** Set when the token was exchanged for the next one; presenting it again is reuse. */
+    usedAt: text('used_at'),
+  },
+  (t) => [uniqueIndex('refresh_tokens_hash').on(t.hash), index('refresh_tokens_session').on(t.sessionId)],
+)
+
+/** RFC 8628 device authorizations. The device code is stored as SHA-256; the user code in clear. */
+export const deviceAuthorizations = sqliteTable(
+  'device_authorizations',
+  {
+    id: text('id').primaryKey(),
+    deviceCodeHash: text('device_code_hash').notNull(),
+    /** `BCDFGHJK` form without the hyphen. */
+    userCode: text('user_code').notNull(),
+    client: text('client').notNull(),
+    status: text('status', { enum: ['pending', 'approved', 'exchanged'] }).notNull(),
+    /** Seconds a client must wait between polls; grows by 5 on every slow_down. */
+    interval: integer('interval').notNull(),
+    lastPolledAt: text('last_polled_at'),
+    userId: text('user_id'),
+    workspaceId: text('workspace_id'),
+    expiresAt: text('expires_at').notNull(),
+    createdAt: text('created_at').notNull(),
+    approvedAt: text('approved_at'),
+    exchangedAt: text('exchanged_at'),
+  },
+  (t) => [
+    uniqueIndex('device_authorizations_device_code').on(t.deviceCodeHash),
+    uniqueIndex('device_authorizations_user_code').on(t.userCode),
+  ],
+)
+
+/** Local mode and tests only: emails the DevOutboxSender "sent", read at GET /v1/dev/outbox. */
+export const devOutbox = sqliteTable(
+  'dev_outbox',
+  {
+    id: text('id').primaryKey(),
+    to: text('to_address').notNull(),
+    subject: text('subject').notNull(),
+    text: text('text').notNull(),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [index('dev_outbox_to').on(t.to, t.createdAt)],
+)
