@@ -159,6 +159,12 @@ export class WebhookOutbox extends DurableObject<Env> {
     return { id: deliveryId, status: 'pending' }
   }
 
+  /** The endpoint was deleted: its open deliveries fail now instead of at their next attempt. */
+  async stop(reason: string): Promise<void> {
+    this.#failOpen(`endpoint disabled (${reason})`)
+    await this.#schedule()
+  }
+
   override async alarm(): Promise<void> {
     const now = Date.now()
     // The alarm is for whatever was due at its scheduled time; tests run it early on purpose.

@@ -85,6 +85,8 @@ export const webhooks = createRouter()
     const { id } = c.req.valid('param')
     await findEndpoint(c.env.DB, c.get('auth').workspaceId, id)
     await disableEndpoint(c.env.DB, id, 'deleted')
+    // D1 is what every delivery run checks; telling the outbox too settles its open deliveries now.
+    await outboxFor(c.env, id).stop('deleted')
     return c.body(null, 204)
   })
   .openapi(deliveries, async (c) => {

@@ -152,8 +152,8 @@ describe('webhook endpoints: create, list, delete', () => {
     expect((await api(`/v1/webhooks/${endpoint.id}`, { method: 'DELETE', key })).status).toBe(204)
     expect(((await (await api('/v1/webhooks', { key })).json()) as { endpoints: unknown[] }).endpoints).toEqual([])
 
-    // The retry that was due finds the endpoint deleted: nothing is sent, the delivery fails.
-    await runDurableObjectAlarm(outbox(endpoint.id))
+    // The open delivery fails at once and no retry is left scheduled.
+    expect(await runDurableObjectAlarm(outbox(endpoint.id))).toBe(false)
     expect(await receiver.log()).toHaveLength(1)
     const [delivery] = await listDeliveries(key, endpoint.id)
     expect(delivery).toMatchObject({ status: 'failed', attempts: 1, responseStatus: 500, lastError: 'endpoint disabled (deleted)', nextAttemptAt: null })
@@ -163,6 +163,21 @@ describe('webhook endpoints: create, list, delete', () => {
     expect(await listDeliveries(key, endpoint.id)).toHaveLength(1)
     const replay = await api(`/v1/webhooks/${endpoint.id}/deliveries/${delivery.id}/replay`, { method: 'POST', key })
     await expectProblem(replay, 400, 'invalid_input', 'endpointId')
+  })
+
+  it('checks the endpoint in D1 before every run, so a disabled endpoint gets nothing more', async () => {
+    const { key, workspaceId } = await seedWorkspace()
+    const receiver = await newReceiver([{ status: 500 }])
+    const endpoint = await registerWebhook(key, receiver.url)
+    await publishEvent(env, jobEvent(workspaceId))
+    await waitFor(async () => (await listDeliveries(key, endpoint.id))[0]?.status === 'retrying', 'retrying')
+    // As if DELETE had updated D1 but never reached the outbox.
+    await env.DB.prepare("UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = 'deleted' WHERE id = ?")
+      .bind(new Date().toISOString(), endpoint.id)
+      .run()
+    expect(await runDurableObjectAlarm(outbox(endpoint.id))).toBe(true)
+    expect(await receiver.log()).toHaveLength(1)
+    expect((await listDeliveries(key, endpoint.id))[0]).toMatchObject({ status: 'failed', attempts: 1, lastError: 'endpoint disabled (deleted)' })
   })
 })
 
