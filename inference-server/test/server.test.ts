@@ -75,6 +75,24 @@ describe('HTTP server with the real model, end to end on 127.0.0.1', () => {
     expect(cutout.data[3]).toBe(0);
   });
 
+  it('keeps answering /health/ready while the model runs (the session lives in its own thread)', async () => {
+    const removal = post(server.url, REMOVE, await fixture('astronaut.png'));
+    // Wait until the request is inside the limiter, i.e. decoding or in the model run.
+    let body: { running?: number } = {};
+    for (let i = 0; i < 50 && body.running !== 1; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      body = await (await fetch(`${server.url}/health/ready`)).json();
+    }
+    expect(body.running).toBe(1);
+    // onnxruntime-node's run is synchronous: on the event loop it would hold this for ~1 s.
+    const started = performance.now();
+    const ready = await fetch(`${server.url}/health/ready`);
+    const waited = performance.now() - started;
+    expect(ready.status).toBe(200);
+    expect(waited).toBeLessThan(300);
+    expect((await removal).status).toBe(200);
+  });
+
   it('refuses unsigned, tampered and replayed requests with 401', async () => {
     const body = await fixture('small.png');
     const unsigned = await fetch(server.url + REMOVE, { method: 'POST', body });

@@ -1,5 +1,8 @@
 /**
  * Starts the real inference server (real model) as a child process and waits until it is ready.
+ * It runs small on purpose: one model run at a time and one request waiting
+ * (INFERENCE_CONCURRENCY=1, INFERENCE_QUEUE_LIMIT=1), so concurrent jobs really meet its
+ * back-pressure (503 + Retry-After, `/health/ready` saturated) — test/worker/saturation.test.ts.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -7,10 +10,16 @@ import { fileURLToPath } from 'node:url'
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const READY_TIMEOUT_MS = 180_000
 
-export async function startInferenceServer(port: number, signingKey: string): Promise<ChildProcess> {
+export const TEST_INFERENCE_LIMITS = { INFERENCE_CONCURRENCY: '1', INFERENCE_QUEUE_LIMIT: '1' }
+
+export async function startInferenceServer(
+  port: number,
+  signingKey: string,
+  env: Record<string, string> = TEST_INFERENCE_LIMITS,
+): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'inference-server/src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', INFERENCE_SIGNING_KEY: signingKey },
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', INFERENCE_SIGNING_KEY: signingKey },
     stdio: ['ignore', 'inherit', 'inherit'],
   })
   const deadline = Date.now() + READY_TIMEOUT_MS

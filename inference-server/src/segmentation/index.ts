@@ -3,9 +3,9 @@
  * The server depends only on this interface, so tests can inject a stub and another model
  * (SEGMENTATION_MODEL) or runtime can slot in without touching routes.
  */
-import * as ort from 'onnxruntime-node';
 import type { Mask, RgbImage } from '../imaging/types.js';
-import { loadModel, type ModelOptions } from './model.js';
+import { planSession, type ModelOptions } from './model.js';
+import { startModelThread } from './model-thread.js';
 import { toSourceMask } from './postprocess.js';
 import { MODEL_SIZE, toInputTensor } from './preprocess.js';
 
@@ -19,29 +19,26 @@ export interface Segmenter {
 }
 
 /**
- * Loads the model once and returns the segmenter that reuses its session for every call.
+ * Loads the model once (in its own thread) and returns the segmenter that reuses its session for
+ * every call.
  * @example const segmenter = await createSegmenter({ threads: 2 });
  */
 export async function createSegmenter(options: ModelOptions = {}): Promise<Segmenter> {
-  const { session, version, inputName, outputName } = await loadModel(options);
+  const plan = await planSession(options);
+  const model = await startModelThread(plan);
   return {
-    version,
+    version: plan.version,
     async segment(image) {
-      const input = new ort.Tensor('float32', toInputTensor(image), [1, 3, MODEL_SIZE, MODEL_SIZE]);
-      let output: ort.Tensor;
+      let output: Float32Array;
       try {
-        // Fetch only the main output: asking for all 12 of ISNet's costs ~300 MB more.
-        const result = await session.run({ [inputName]: input }, [outputName]);
-        output = result[outputName];
+        // Only the main output comes back: asking for all 12 of ISNet's costs ~300 MB more.
+        output = await model.run(toInputTensor(image), [1, 3, MODEL_SIZE, MODEL_SIZE]);
       } catch (err) {
-        throw new Error(`Inference failed for model ${version}`, { cause: err });
+        throw new Error(`Inference failed for model ${plan.version}`, { cause: err });
       }
-      const data = toSourceMask(output.data as Float32Array, MODEL_SIZE, image.width, image.height);
-      output.dispose();
+      const data = toSourceMask(output, MODEL_SIZE, image.width, image.height);
       return { data, width: image.width, height: image.height };
     },
-    async close() {
-      await session.release();
-    },
+    close: () => model.close(),
   };
 }

@@ -138,32 +138,65 @@ export interface LoadedModel {
   outputName: string;
 }
 
+/** What opening a session needs, as plain data (it crosses into the model thread). */
+export interface SessionPlan {
+  path: string;
+  version: string;
+  options: ort.InferenceSession.SessionOptions;
+}
+
 /**
- * Opens the one session the process uses. The CPU memory arena is off: it cut peak RSS from
- * 2.3 GB to 1.5 GB at about the same speed (STACK.md).
+ * Resolves the model file, its version and the session options. The CPU memory arena is off: it
+ * cut peak RSS from 2.3 GB to 1.5 GB at about the same speed (STACK.md).
  */
-export async function loadModel({ modelPath, threads = 2, providers = ['cpu'], spinning = false }: ModelOptions = {}): Promise<LoadedModel> {
+export async function planSession({ modelPath, threads = 2, providers = ['cpu'], spinning = false }: ModelOptions = {}): Promise<SessionPlan> {
   const executionProviders = resolveProviders(providers);
   const path = modelPath ?? (await prepareDefaultModel());
   const version = modelPath
     ? `${basename(modelPath)}@sha256:${(await fileSha256(modelPath)).slice(0, 12)}`
     : DEFAULT_MODEL_VERSION;
-  let session: ort.InferenceSession;
-  try {
-    session = await ort.InferenceSession.create(path, {
+  const spin = spinning ? '1' : '0';
+  return {
+    path,
+    version,
+    options: {
       executionProviders,
       intraOpNumThreads: threads,
       interOpNumThreads: 1,
       enableCpuMemArena: false,
       graphOptimizationLevel: 'all',
-      extra: { session: { intra_op: { allow_spinning: spinning ? '1' : '0' }, inter_op: { allow_spinning: spinning ? '1' : '0' } } },
-    });
+      extra: { session: { intra_op: { allow_spinning: spin }, inter_op: { allow_spinning: spin } } },
+    },
+  };
+}
+
+/** The error for a session that would not open, naming the providers asked for. */
+export function loadError(plan: SessionPlan, err: unknown): Error {
+  const detail = err instanceof Error ? err.message.split('\n')[0] : String(err);
+  const providers = (plan.options.executionProviders ?? []).map((p) => (typeof p === 'string' ? p : p.name)).join(',');
+  return new Error(`Failed to load segmentation model ${plan.path} with execution providers ${providers}: ${detail}`, { cause: err });
+}
+
+/** ISNet names them `input` and `output` (plus 11 side outputs we never fetch). */
+export function ioNames(inputNames: readonly string[], outputNames: readonly string[]): { inputName: string; outputName: string } {
+  return {
+    inputName: inputNames.includes('input') ? 'input' : inputNames[0],
+    outputName: outputNames.includes('output') ? 'output' : outputNames[0],
+  };
+}
+
+/**
+ * Opens a session on the calling thread. onnxruntime-node's `run` is synchronous underneath
+ * (a setImmediate around the native call), so a server must not use this on its event loop:
+ * createSegmenter runs the session in a worker thread (model-thread.ts). The bench's floor uses it.
+ */
+export async function loadModel(options: ModelOptions = {}): Promise<LoadedModel> {
+  const plan = await planSession(options);
+  let session: ort.InferenceSession;
+  try {
+    session = await ort.InferenceSession.create(plan.path, plan.options);
   } catch (err) {
-    const detail = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    throw new Error(`Failed to load segmentation model ${path} with execution providers ${executionProviders.join(',')}: ${detail}`, { cause: err });
+    throw loadError(plan, err);
   }
-  // ISNet names them `input` and `output` (plus 11 side outputs we never fetch).
-  const inputName = session.inputNames.includes('input') ? 'input' : session.inputNames[0];
-  const outputName = session.outputNames.includes('output') ? 'output' : session.outputNames[0];
-  return { session, version, inputName, outputName };
+  return { session, version: plan.version, ...ioNames(session.inputNames, session.outputNames) };
 }
