@@ -29,6 +29,7 @@ export default defineConfig(async () => ({
           INFERENCE_MAX_ATTEMPTS: '3',
           WORKSPACE_SLOT_LIMIT: '2',
           DATA_ENCRYPTION_KEY: TEST_SIGNING_KEYS.data,
+          SESSION_SIGNING_KEY: 'test-session-signing-key-0123456789abcdef',
         },
       },
     }),

@@ -5,7 +5,10 @@
 import { notFound, onError } from './errors'
 import { createRouter } from './lib/router'
 import { requestId } from './middleware/request-id'
+import { apiKeys } from './routes/api-keys'
+import { auth } from './routes/auth'
 import { batches } from './routes/batches'
+import { deviceAuthorizations } from './routes/device-authorizations'
 import { health } from './routes/health'
 import { jobs } from './routes/jobs'
 import { removals } from './routes/removals'
@@ -25,10 +28,13 @@ export function createApp() {
   app.route('/', batches)
   app.route('/', usage)
   app.route('/', webhooks)
+  app.route('/', apiKeys)
+  app.route('/', auth)
+  app.route('/', deviceAuthorizations)
   app.openAPIRegistry.registerComponent('securitySchemes', 'Bearer', {
     type: 'http',
     scheme: 'bearer',
-    description: 'An API key: sk_live_…',
+    description: 'An API key (sk_live_…) or a session access token (a JWT from sign-in)',
   })
   app.doc31('/openapi.json', (c) => ({
     openapi: '3.1.0',

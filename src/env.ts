@@ -30,6 +30,14 @@ export interface Env {
   R2_ACCESS_KEY_ID?: string
   R2_SECRET_ACCESS_KEY?: string
   R2_BUCKET_NAME?: string
+  /** HS256 key of session access tokens (JWT) and the HMAC of email sign-in codes. */
+  SESSION_SIGNING_KEY: string
+  /** Cloudflare `send_email` binding; when present, sign-in codes go out through it. */
+  EMAIL?: SendEmail
+  /** Sender address of sign-in emails (must be allowed for the `send_email` binding). */
+  EMAIL_FROM?: string
+  /** Origin of the web app that hosts the device-login page (`/device`); defaults to the API origin. */
+  APP_URL?: string
   /** Overrides for tests: milliseconds between inference retries and how many. */
   INFERENCE_RETRY_BASE_MS?: string
   INFERENCE_MAX_ATTEMPTS?: string

@@ -1,6 +1,7 @@
 /**
  * @module
  * API-key authentication: `sk_live_` keys checked against SHA-256 hashes in D1 (DESIGN.md §3).
+ * Session access tokens (JWTs) are verified in `./sessions`; both resolve to an `AuthContext`.
  */
 import { ApiError } from '../errors'
 import { randomToken, sha256Hex } from '../lib/crypto'
@@ -12,10 +13,26 @@ export const KEY_PREFIX_LENGTH = 12
 export const SCOPES = ['images:write', 'jobs:read', 'webhooks:write', 'keys:write', 'tryon:write'] as const
 export type Scope = (typeof SCOPES)[number]
 
+/** Who is calling, resolved by `requireAuth`. */
 export interface AuthContext {
+  /** `api_key`: an `sk_live_` key; `session`: a signed-in user's access token. */
+  kind: 'api_key' | 'session'
   workspaceId: string
+  /** The credential's id: the API key id, or the session id for a session token. */
   keyId: string
   scopes: Scope[]
+  /** Set for sessions: the signed-in user. */
+  userId?: string
+  /** Set for sessions: the session (refresh-token family) the access token belongs to. */
+  sessionId?: string
+}
+
+/** How often `last_used_at` may be written per key: at most once a minute. */
+export const LAST_USED_RESOLUTION_MS = 60_000
+
+export interface AuthenticateOptions {
+  /** `ExecutionContext.waitUntil`: the `last_used_at` write then runs after the response. */
+  waitUntil?: (promise: Promise<unknown>) => void
 }
 
 /** Makes a new key: the value (shown once) and what is stored. */
@@ -36,7 +53,11 @@ type KeyRow = {
  * Resolves a bearer token to its workspace, or throws 401 `invalid_api_key` for an absent,
  * unknown, expired or revoked key.
  */
-export async function authenticateApiKey(db: D1Database, token: string | undefined): Promise<AuthContext> {
+export async function authenticateApiKey(
+  db: D1Database,
+  token: string | undefined,
+  opts: AuthenticateOptions = {},
+): Promise<AuthContext> {
   if (!token || !token.startsWith(API_KEY_PREFIX)) {
     throw new ApiError('invalid_api_key', 'Expected an API key in Authorization: Bearer sk_live_…')
   }
@@ -48,12 +69,32 @@ export async function authenticateApiKey(db: D1Database, token: string | undefin
   if (row.expires_at && Date.parse(row.expires_at) <= Date.now()) {
     throw new ApiError('invalid_api_key', 'The API key has expired')
   }
-  return { workspaceId: row.workspace_id, keyId: row.id, scopes: JSON.parse(row.scopes) as Scope[] }
+  const touch = touchApiKey(db, row.id)
+  if (opts.waitUntil) opts.waitUntil(touch)
+  else await touch
+  return { kind: 'api_key', workspaceId: row.workspace_id, keyId: row.id, scopes: JSON.parse(row.scopes) as Scope[] }
+}
+
+/**
+ * Records `last_used_at`, at most once a minute per key: the conditional UPDATE writes nothing
+ * when the stored time is recent, so busy keys do not turn every request into a D1 write.
+ * A failure is logged, never surfaced: it must not fail the request it describes.
+ */
+export async function touchApiKey(db: D1Database, keyId: string, now = Date.now()): Promise<void> {
+  try {
+    await db
+      .prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)')
+      .bind(new Date(now).toISOString(), keyId, new Date(now - LAST_USED_RESOLUTION_MS).toISOString())
+      .run()
+  } catch (err) {
+    console.error(JSON.stringify({ level: 'warn', message: 'last_used_at update failed', keyId, error: String(err) }))
+  }
 }
 
 export function assertScopes(auth: AuthContext, required: readonly Scope[]): void {
   const missing = required.filter((s) => !auth.scopes.includes(s))
   if (missing.length) {
-    throw new ApiError('insufficient_scope', `The API key lacks the scope ${missing.join(', ')}`)
+    const who = auth.kind === 'session' ? 'The session' : 'The API key'
+    throw new ApiError('insufficient_scope', `${who} lacks the scope ${missing.join(', ')}`)
   }
 }

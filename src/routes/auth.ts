@@ -1,0 +1,97 @@
+/**
+ * @module
+ * Email sign-in and sessions (SPEC.md §4 Email authentication, DESIGN.md §3):
+ * POST /v1/auth/email/start, /v1/auth/email/verify, /v1/auth/refresh, /v1/auth/logout, and the
+ * local-mode outbox GET /v1/dev/outbox (not part of the contract).
+ */
+import { createRoute } from '@hono/zod-openapi'
+import { ApiError, errorResponses, problemContent } from '../errors'
+import { createRouter } from '../lib/router'
+import { authenticate, bearerToken } from '../middleware/auth'
+import { EmailStartedSchema, EmailStartSchema, EmailVerifySchema, LogoutSchema, RefreshSchema, SessionSchema, TokenPairSchema } from '../schemas/auth'
+import { json } from '../schemas/common'
+import { isLocalEnvironment, readDevOutbox } from '../services/email'
+import { startEmailSignIn, verifyEmailSignIn } from '../services/email-sign-in'
+import { logout as endSession, refreshSession } from '../services/sessions'
+
+const tags = ['Sign-in']
+/** Logout works with the session's access token or with only the refresh token in the body. */
+const optionalBearer: Record<string, string[]>[] = [{ Bearer: [] }, {}]
+const publicErrors = {
+  400: errorResponses[400],
+  429: problemContent('Too many requests'),
+  500: errorResponses[500],
+  503: problemContent('Email delivery unavailable'),
+}
+const body = <T extends Parameters<typeof json>[0]>(schema: T, required = true) => ({
+  required,
+  content: { 'application/json': { schema } },
+})
+
+export const emailStart = createRoute({
+  method: 'post',
+  path: '/v1/auth/email/start',
+  tags,
+  request: { body: body(EmailStartSchema) },
+  responses: { 202: json(EmailStartedSchema, 'A code was sent if the address can receive mail'), ...publicErrors },
+})
+
+export const emailVerify = createRoute({
+  method: 'post',
+  path: '/v1/auth/email/verify',
+  tags,
+  request: { body: body(EmailVerifySchema) },
+  responses: {
+    200: json(SessionSchema, 'Signed in; the user and default workspace are created on first sign-in'),
+    ...publicErrors,
+  },
+})
+
+export const refresh = createRoute({
+  method: 'post',
+  path: '/v1/auth/refresh',
+  tags,
+  request: { body: body(RefreshSchema, false) },
+  responses: {
+    200: json(TokenPairSchema, 'A new pair; the refresh token given is used up'),
+    ...publicErrors,
+    401: problemContent('Refresh token absent, unknown, expired or reused (reuse revokes the session)'),
+  },
+})
+
+export const logout = createRoute({
+  method: 'post',
+  path: '/v1/auth/logout',
+  tags,
+  security: optionalBearer,
+  request: { body: body(LogoutSchema, false) },
+  responses: {
+    204: { description: 'The session is revoked: its refresh and access tokens stop working' },
+    ...publicErrors,
+    401: problemContent('Neither a refresh token nor a session access token'),
+  },
+})
+
+export const auth = createRouter()
+  .openapi(emailStart, async (c) => {
+    await startEmailSignIn(c.env, c.req.valid('json').email)
+    return c.json({ status: 'sent' as const }, 202)
+  })
+  .openapi(emailVerify, async (c) => {
+    const { email, code } = c.req.valid('json')
+    return c.json(await verifyEmailSignIn(c.env, email, code), 200)
+  })
+  .openapi(refresh, async (c) => c.json(await refreshSession(c.env, c.req.valid('json')?.refreshToken), 200))
+  .openapi(logout, async (c) => {
+    const refreshToken = c.req.valid('json')?.refreshToken
+    const auth = !refreshToken && bearerToken(c.req.header('authorization')) ? await authenticate(c) : undefined
+    await endSession(c.env, { refreshToken, auth })
+    return c.body(null, 204)
+  })
+
+/** Local mode only: the sign-in emails the dev outbox "sent", newest first (`?to=` filters). */
+auth.get('/v1/dev/outbox', async (c) => {
+  if (!isLocalEnvironment(c.env)) throw new ApiError('job_not_found', `No route for ${c.req.method} ${c.req.path}`)
+  const to = c.req.query('to')?.trim().toLowerCase() || undefined
+  return c.json({ messages: await readDevOutbox(c.env.DB, to) }, 200)
+})

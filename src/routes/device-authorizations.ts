@@ -1,0 +1,88 @@
+/**
+ * @module
+ * Device authorization (SPEC.md §4, RFC 8628): POST /v1/device-authorizations,
+ * POST /v1/device-authorizations/{userCode}/approve (signed-in session only),
+ * POST /v1/device-authorizations/token.
+ */
+import { createRoute } from '@hono/zod-openapi'
+import { errorResponses, problemContent } from '../errors'
+import { createRouter } from '../lib/router'
+import { requireSession } from '../middleware/auth'
+import {
+  DeviceApproveSchema,
+  DeviceAuthorizationCreateSchema,
+  DeviceAuthorizationSchema,
+  DeviceTokenRequestSchema,
+  TokenPairSchema,
+  UserCodeParams,
+} from '../schemas/auth'
+import { json } from '../schemas/common'
+import {
+  approveDeviceAuthorization,
+  createDeviceAuthorization,
+  pollDeviceAuthorization,
+} from '../services/device-authorizations'
+
+const tags = ['Device authorization']
+const jsonBody = <T extends Parameters<typeof json>[0]>(schema: T, required = true) => ({
+  required,
+  content: { 'application/json': { schema } },
+})
+
+export const create = createRoute({
+  method: 'post',
+  path: '/v1/device-authorizations',
+  tags,
+  request: { body: jsonBody(DeviceAuthorizationCreateSchema) },
+  responses: {
+    201: json(DeviceAuthorizationSchema, 'Show userCode and verificationUri to the user, then poll'),
+    400: errorResponses[400],
+    429: errorResponses[429],
+    500: errorResponses[500],
+  },
+})
+
+export const approve = createRoute({
+  method: 'post',
+  path: '/v1/device-authorizations/{userCode}/approve',
+  tags,
+  security: [{ Bearer: [] }],
+  middleware: [requireSession()] as const,
+  request: { params: UserCodeParams, body: jsonBody(DeviceApproveSchema, false) },
+  responses: {
+    204: { description: 'Approved: the device receives tokens for the workspace on its next poll' },
+    ...errorResponses,
+    403: problemContent('Only a signed-in session may approve, not an API key'),
+    404: problemContent('No live code, or a workspace the user is not a member of'),
+  },
+})
+
+export const token = createRoute({
+  method: 'post',
+  path: '/v1/device-authorizations/token',
+  tags,
+  request: { body: jsonBody(DeviceTokenRequestSchema) },
+  responses: {
+    200: json(TokenPairSchema, 'Approved: the tokens, handed out once'),
+    400: problemContent('Unknown, expired or already exchanged device code'),
+    428: problemContent('authorization_pending: poll again after interval seconds'),
+    429: problemContent('Polled sooner than interval: Retry-After gives the new, longer interval (slow_down)'),
+    500: errorResponses[500],
+  },
+})
+
+export const deviceAuthorizations = createRouter()
+  .openapi(create, async (c) =>
+    c.json(await createDeviceAuthorization(c.env, c.req.valid('json').client, new URL(c.req.url).origin), 201),
+  )
+  .openapi(approve, async (c) => {
+    const auth = c.get('auth')
+    await approveDeviceAuthorization(
+      c.env,
+      { userId: auth.userId!, workspaceId: auth.workspaceId },
+      c.req.valid('param').userCode,
+      c.req.valid('json')?.workspaceId,
+    )
+    return c.body(null, 204)
+  })
+  .openapi(token, async (c) => c.json(await pollDeviceAuthorization(c.env, c.req.valid('json').deviceCode), 200))
