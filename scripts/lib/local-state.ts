@@ -1,7 +1,8 @@
 /**
  * Local-mode state for `npm start` (all of it gitignored):
- * - `.wrangler/dev-secrets.json`: INFERENCE_SIGNING_KEY and RESULT_SIGNING_KEY, generated once.
- * - `.dev.vars`: what the Worker reads in `wrangler dev` — those two secrets plus
+ * - `.wrangler/dev-secrets.json`: INFERENCE_SIGNING_KEY, RESULT_SIGNING_KEY and SESSION_SIGNING_KEY,
+ *   generated once.
+ * - `.dev.vars`: what the Worker reads in `wrangler dev` — those secrets plus
  *   ENVIRONMENT=development and SSRF_ALLOWLIST=127.0.0.1,localhost. Lines a developer adds are kept.
  * - `<persist dir>/dev-api-key.json`: the seeded workspace and the plaintext development API key,
  *   kept beside the local D1 database it belongs to so every run prints the same key.
@@ -13,6 +14,7 @@ import { dirname } from 'node:path'
 export interface DevSecrets {
   INFERENCE_SIGNING_KEY: string
   RESULT_SIGNING_KEY: string
+  SESSION_SIGNING_KEY: string
 }
 
 export interface DevKeyState {
@@ -48,11 +50,9 @@ export function loadOrCreateSecrets(path: string): DevSecrets {
   const secrets: DevSecrets = {
     INFERENCE_SIGNING_KEY: existing.INFERENCE_SIGNING_KEY || randomBytes(32).toString('base64url'),
     RESULT_SIGNING_KEY: existing.RESULT_SIGNING_KEY || randomBytes(32).toString('base64url'),
+    SESSION_SIGNING_KEY: existing.SESSION_SIGNING_KEY || randomBytes(32).toString('base64url'),
   }
-  if (
-    secrets.INFERENCE_SIGNING_KEY !== existing.INFERENCE_SIGNING_KEY ||
-    secrets.RESULT_SIGNING_KEY !== existing.RESULT_SIGNING_KEY
-  ) {
+  if ((Object.keys(secrets) as (keyof DevSecrets)[]).some((name) => secrets[name] !== existing[name])) {
     writePrivate(path, JSON.stringify(secrets, null, 2) + '\n')
   }
   return secrets
