@@ -7,7 +7,7 @@ import { applyAlpha } from './imaging/alpha.js';
 import { composeCutout } from './imaging/compose.js';
 import { decodeImage, type ImageInfo } from './imaging/decode.js';
 import { encodeCutoutPng, encodeMaskPng } from './imaging/encode.js';
-import { refineMask } from './imaging/refine.js';
+import { decontaminate, refineMask } from './imaging/refine.js';
 import type { Quality, RemoveOptions } from './options.js';
 import type { Segmenter } from './segmentation/index.js';
 
@@ -16,12 +16,13 @@ import type { Segmenter } from './segmentation/index.js';
  * changes the inference resolution; see README.md "Quality levels" for the honest account.
  */
 export const QUALITY_PROFILES: Record<Quality, { compressionLevel: number; refine: boolean }> = {
-  // Same mask; PNG at zlib level 1: about 2× faster to encode, larger files.
+  // Same mask; PNG at zlib level 1: larger files, the fastest encode.
   fast: { compressionLevel: 1, refine: false },
   // The reference package's mask, bit for bit.
   balanced: { compressionLevel: 6, refine: false },
-  // balanced plus a guided-filter edge refinement at source resolution (imaging/refine.ts),
-  // only where the source is larger than the model's 1024² input.
+  // balanced plus a colour guided-filter edge refinement at source resolution (imaging/refine.ts),
+  // only where the source is larger than the model's 1024² input, and edge-colour
+  // decontamination of cutouts at any size.
   high: { compressionLevel: 6, refine: true },
 };
 
@@ -67,8 +68,13 @@ export async function removeBackground(segmenter: Segmenter, bytes: Uint8Array, 
       return profile.refine && Math.max(image.width, image.height) > REFINE_MIN_SIDE ? refineMask(image, mask) : mask;
     });
     const mask = await timed(timings, 'alpha', () => applyAlpha(raw, options.alpha));
-    const png = await timed(timings, 'encode', () => {
-      return options.output === 'mask' ? encodeMaskPng(mask, profile) : encodeCutoutPng(composeCutout(image, mask), profile);
+    // `encode` covers compose (and, for high, the edge-colour decontamination) and the PNG.
+    const png = await timed(timings, 'encode', async () => {
+      if (options.output === 'mask') return encodeMaskPng(mask, profile);
+      // Decontaminate with the soft (refined) alpha, the best estimate of how much background each
+      // edge pixel holds, whatever threshold or feather the output alpha then gets.
+      const colour = profile.refine ? await decontaminate(image, raw) : image;
+      return encodeCutoutPng(composeCutout(colour, mask), profile);
     });
     return { png, width: image.width, height: image.height, timings: timings as Timings };
   } catch (err) {

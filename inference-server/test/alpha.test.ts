@@ -68,3 +68,34 @@ describe('applyAlpha', () => {
     expect(values.size).toBeGreaterThan(2);
   });
 });
+
+describe('alpha operations pinned on small synthetic masks', () => {
+  it.each([0.1, 0.3, 0.5, 0.9])('threshold %f: opaque exactly where value / 255 ≥ threshold', (t) => {
+    const out = thresholdMask(ramp(), t).data;
+    for (let v = 0; v < 256; v++) expect(out[v]).toBe(v / 255 >= t ? 255 : 0);
+  });
+
+  it('binary vs raw on the same soft edge: raw keeps every level, binary keeps two', async () => {
+    // A 4 px ramp 0 → 255 across a 16-wide mask.
+    const data = new Uint8Array(16 * 4);
+    for (let y = 0; y < 4; y++) for (let x = 0; x < 16; x++) data[y * 16 + x] = Math.round(Math.min(1, Math.max(0, (x - 6) / 4)) * 255);
+    const soft = { data, width: 16, height: 4 };
+    const raw = await applyAlpha(soft, { mode: 'raw', feather: 0 });
+    expect(Array.from(raw.data.subarray(0, 16))).toEqual([0, 0, 0, 0, 0, 0, 0, 64, 128, 191, 255, 255, 255, 255, 255, 255]);
+    const binary = await applyAlpha(soft, { mode: 'binary', threshold: 0.5, feather: 0 });
+    expect(Array.from(binary.data.subarray(0, 16))).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255]);
+  });
+
+  it('feather is measured in source pixels, at any image size: the edge spans ±radius pixels of the mask it is given', async () => {
+    for (const width of [64, 4096]) {
+      const out = await featherMask(stepMask(width, 4), 2);
+      const row = out.data.subarray(width, 2 * width);
+      const soft = Array.from(row).filter((v) => v > 0 && v < 255).length;
+      // ±2 px around the step: 4 columns, the same at 64 and at 4096 wide.
+      expect(soft).toBe(4);
+      // Symmetric about the edge (a Gaussian of a step), so the 50 % point stays where it was.
+      expect(row[width / 2 - 1] + row[width / 2]).toBeGreaterThanOrEqual(254);
+      expect(row[width / 2 - 1] + row[width / 2]).toBeLessThanOrEqual(256);
+    }
+  });
+});

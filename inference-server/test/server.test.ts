@@ -81,7 +81,7 @@ describe('HTTP server with the real model, end to end on 127.0.0.1', () => {
     let body: { running?: number } = {};
     for (let i = 0; i < 50 && body.running !== 1; i++) {
       await new Promise((r) => setTimeout(r, 20));
-      body = await (await fetch(`${server.url}/health/ready`)).json();
+      body = (await (await fetch(`${server.url}/health/ready`)).json()) as { running?: number };
     }
     expect(body.running).toBe(1);
     // onnxruntime-node's run is synchronous: on the event loop it would hold this for ~1 s.
