@@ -9,15 +9,18 @@
  * other processes on a shared machine falls on all of them alike; only one thing runs at a time.
  * Writes bench/results/<name>.json and <name>.svg. Never an assertion: it reports.
  *
+ * Then the quality benchmark (bench/quality.ts) writes bench/results/quality-<name>.json.
+ *
  * Flags: --name <name> (default "latest"), --rounds <n> (scales repetitions), --no-api,
- * --no-reference, --only <substring of image names>, --verbose (child output).
+ * --no-reference, --no-quality, --only <substring of image names>, --verbose (child output).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { callApi, callServer, createFloor, createReference, type ApiCall, type ServerCall } from './lib/clients.js';
 import { fixturePhoto, FIXTURE_PHOTOS, syntheticJpeg, type BenchImage } from './lib/images.js';
 import { startApi, startInference, type ApiStack } from './lib/stack.js';
-import { barChart } from './lib/svg.js';
+import { ratioChart } from './chart.js';
+import { runQualityBench } from './quality.js';
 import { machineInfo, median, RESULTS_DIR, rssOf, round, stats } from './lib/util.js';
 
 const { values: flags } = parseArgs({
@@ -26,6 +29,7 @@ const { values: flags } = parseArgs({
     rounds: { type: 'string', default: '1' },
     'no-api': { type: 'boolean', default: false },
     'no-reference': { type: 'boolean', default: false },
+    'no-quality': { type: 'boolean', default: false },
     only: { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
@@ -203,23 +207,15 @@ const report = {
 
 mkdirSync(RESULTS_DIR, { recursive: true });
 writeFileSync(`${RESULTS_DIR}${flags.name}.json`, JSON.stringify(report, null, 2) + '\n');
-const svg = barChart({
-  title: 'Time per image ÷ one bare session.run (floor)',
-  subtitle: `${machine.cpuModel}, ${machine.cores} cores, node ${machine.node} · floor median ${(f / 1000).toFixed(2)} s · ${report.date.slice(0, 10)}`,
-  series: [
-    { label: 'inference server, mask', color: '#8ecae6' },
-    { label: 'inference server, cutout', color: '#219ebc' },
-    { label: 'API via wrangler dev', color: '#023047' },
-    { label: 'reference removeBackground', color: '#fb8500' },
-  ],
-  groups: results.map((r) => ({
-    label: r.name.replace('synthetic-', '').replace(/\.(jpg|png)$/, ''),
-    values: [r.ratios.serverMaskToFloor, r.ratios.serverCutoutToFloor, r.ratios.apiRemovalToFloor, r.ratios.referenceToFloor],
-  })),
-  lines: [{ value: 1.25, label: 'target at 1 MP: 1.25×' }],
-});
-writeFileSync(`${RESULTS_DIR}${flags.name}.svg`, svg);
+writeFileSync(`${RESULTS_DIR}${flags.name}.svg`, ratioChart(report));
 log(`\nfloor median ${f.toFixed(0)} ms`);
 for (const r of results) log(`${r.name.padEnd(22)} ${JSON.stringify(r.ratios)}`);
 log(JSON.stringify(targets, null, 2));
 log(`wrote bench/results/${flags.name}.json and .svg in ${report.durationSeconds} s`);
+
+if (!flags['no-quality']) {
+  log('\nquality benchmark…');
+  const quality = await runQualityBench({ log });
+  writeFileSync(`${RESULTS_DIR}quality-${flags.name}.json`, JSON.stringify({ name: flags.name, date: new Date().toISOString(), machine, ...quality }, null, 2) + '\n');
+  log(`${JSON.stringify(quality.meanBySize)}\nwrote bench/results/quality-${flags.name}.json`);
+}

@@ -60,6 +60,7 @@ const sampler = setInterval(() => {
   }
 }, 250);
 
+mkdirSync(RESULTS_DIR, { recursive: true });
 const rss: number[] = [];
 const ms: number[] = [];
 let failures = 0;
@@ -74,6 +75,8 @@ try {
       log(`request ${i}: ${String(err).slice(0, 200)}`);
     }
     rss.push(rssOf(pid));
+    // Partial results every 50 requests, so an interrupted soak still leaves its series.
+    if ((i + 1) % 50 === 0 && i + 1 > warmup + 10) write(buildReport(false));
     if ((i + 1) % 50 === 0) log(`${i + 1}/${total}: RSS ${(rss[i] / MB).toFixed(0)} MB, peak ${(peak / MB).toFixed(0)} MB, median ${median(ms.slice(-50)).toFixed(0)} ms/request`);
   }
 } finally {
@@ -81,42 +84,51 @@ try {
   await server.stop();
 }
 
-const steady = rss.slice(warmup);
-const tenth = Math.max(1, Math.floor(steady.length / 10));
-const early = median(steady.slice(0, tenth));
-const late = median(steady.slice(-tenth));
-const growth = (late - early) / early;
-const steadyMax = Math.max(...steady);
-const report = {
-  name: flags.name,
-  date: new Date().toISOString(),
-  durationSeconds: Math.round((Date.now() - started) / 1000),
-  machine: machineInfo(),
-  method: {
-    requests: total,
-    warmup,
-    images: images.map((i) => `${i.name} ${i.width}×${i.height}`),
-    queries,
-    server: 'inference-server/src/main.ts with its defaults (concurrency 1, 2 intra-op threads, arena off)',
-    growth: 'median RSS of the first 10 % of requests after the warm-up vs the last 10 %',
-  },
-  failures,
-  requestMs: { median: round(median(ms), 0), min: round(Math.min(...ms), 0), max: round(Math.max(...ms), 0) },
-  rssMB: {
-    atReady: round(rssAtReady / MB, 0),
-    earlyMedian: round(early / MB, 0),
-    lateMedian: round(late / MB, 0),
-    steadyMax: round(steadyMax / MB, 0),
-    peakSampled: round(peak / MB, 0),
-  },
-  growthPercent: round(growth * 100, 2),
-  targets: {
-    steadyRssAtMost1200MB: steadyMax / MB <= 1200,
-    growthUnder5Percent: growth < 0.05,
-  },
-  rssAfterEachRequestMB: rss.map((v) => round(v / MB, 1)),
-};
+function buildReport(complete: boolean) {
+  const steady = rss.slice(warmup);
+  const tenth = Math.max(1, Math.floor(steady.length / 10));
+  const early = median(steady.slice(0, tenth));
+  const late = median(steady.slice(-tenth));
+  const growth = (late - early) / early;
+  const steadyMax = Math.max(...steady);
+  return {
+    name: flags.name,
+    complete,
+    date: new Date().toISOString(),
+    durationSeconds: Math.round((Date.now() - started) / 1000),
+    machine: machineInfo(),
+    method: {
+      requests: total,
+      completedRequests: rss.length,
+      warmup,
+      images: images.map((i) => `${i.name} ${i.width}×${i.height}`),
+      queries,
+      server: 'inference-server/src/main.ts with its defaults (concurrency 1, 2 intra-op threads, arena off, model in a worker thread)',
+      growth: 'median RSS of the first 10 % of requests after the warm-up vs the last 10 %',
+      rss: 'VmRSS of the server process after each response; peak sampled every 250 ms (includes the model run)',
+    },
+    failures,
+    requestMs: { median: round(median(ms), 0), min: round(Math.min(...ms), 0), max: round(Math.max(...ms), 0) },
+    rssMB: {
+      atReady: round(rssAtReady / MB, 0),
+      earlyMedian: round(early / MB, 0),
+      lateMedian: round(late / MB, 0),
+      steadyMax: round(steadyMax / MB, 0),
+      peakSampled: round(peak / MB, 0),
+    },
+    growthPercent: round(growth * 100, 2),
+    targets: {
+      steadyRssAtMost1200MB: steadyMax / MB <= 1200,
+      growthUnder5Percent: growth < 0.05,
+    },
+    rssAfterEachRequestMB: rss.map((v) => round(v / MB, 1)),
+  };
+}
+function write(report: ReturnType<typeof buildReport>): void {
+  writeFileSync(`${RESULTS_DIR}soak-${flags.name}.json`, JSON.stringify(report, null, 2) + '\n');
+}
+const report = buildReport(true);
 mkdirSync(RESULTS_DIR, { recursive: true });
-writeFileSync(`${RESULTS_DIR}soak-${flags.name}.json`, JSON.stringify(report, null, 2) + '\n');
+write(report);
 log(JSON.stringify({ ...report, rssAfterEachRequestMB: `[${rss.length} samples]` }, null, 2));
 log(`wrote bench/results/soak-${flags.name}.json`);

@@ -12,14 +12,14 @@ export interface Group {
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 export function barChart({ title, subtitle, series, groups, lines = [] }: { title: string; subtitle: string; series: Series[]; groups: Group[]; lines?: Array<{ value: number; label: string }> }): string {
-  const bar = 14;
-  const gap = 18;
+  const bar = 17;
+  const gap = 20;
   const left = 44;
   const top = 56;
   const plotH = 220;
   const groupW = series.length * bar + gap;
   const width = Math.max(560, left + groups.length * groupW + 20);
-  const height = top + plotH + 64 + 18 * Math.ceil(series.length / 3);
+  const height = top + plotH + 40 + 18 * Math.ceil((series.length + lines.length) / 3);
   const maxV = Math.max(1.5, ...groups.flatMap((g) => g.values.filter((v): v is number => v !== null)), ...lines.map((l) => l.value)) * 1.1;
   const y = (v: number) => top + plotH - (v / maxV) * plotH;
   const out: string[] = [];
@@ -44,12 +44,15 @@ export function barChart({ title, subtitle, series, groups, lines = [] }: { titl
   });
   for (const l of lines) {
     out.push(`<line x1="${left}" x2="${width - 10}" y1="${y(l.value).toFixed(1)}" y2="${y(l.value).toFixed(1)}" stroke="#c00" stroke-dasharray="4 3"/>`);
-    out.push(`<text x="${width - 12}" y="${(y(l.value) - 3).toFixed(1)}" text-anchor="end" fill="#c00">${esc(l.label)}</text>`);
   }
+  const legend = (i: number) => ({ x: left + (i % 3) * 190, y: top + plotH + 34 + 18 * Math.floor(i / 3) });
   series.forEach((s, i) => {
-    const x = left + (i % 3) * 180;
-    const ly = top + plotH + 34 + 18 * Math.floor(i / 3);
+    const { x, y: ly } = legend(i);
     out.push(`<rect x="${x}" y="${ly - 9}" width="10" height="10" fill="${s.color}"/><text x="${x + 14}" y="${ly}">${esc(s.label)}</text>`);
+  });
+  lines.forEach((l, j) => {
+    const { x, y: ly } = legend(series.length + j);
+    out.push(`<line x1="${x}" x2="${x + 10}" y1="${ly - 4}" y2="${ly - 4}" stroke="#c00" stroke-dasharray="3 2"/><text x="${x + 14}" y="${ly}" fill="#c00">${esc(l.label)}</text>`);
   });
   out.push('</svg>');
   return out.join('\n') + '\n';
