@@ -215,14 +215,16 @@ export async function refineMask(image: RgbImage, mask: Mask, { radius, eps = RE
 }
 
 /**
- * Foreground colour for the edge pixels of a cutout (0 < alpha < 255), by two rounds of blur
- * fusion: local foreground and background colours are alpha-weighted window means (a wide window,
- * then a narrow one seeded with the first round's estimates), and each edge pixel's colour is
- * corrected by what its alpha says the background contributed. Pixels with alpha 0 or 255 keep
+ * Foreground colour for the edge pixels of a cutout (0 < alpha < 255) by blur fusion: local
+ * foreground and background colours are alpha-weighted window means, and each edge pixel's colour
+ * is corrected by what its alpha says the background contributed. Pixels with alpha 0 or 255 keep
  * their colour. Returns a new image.
+ * One narrow round (window long side / 300 working pixels) by default: Forte & Pitié's wide first
+ * round (long side / 20) drags far-away foreground colours into the edge and measured worse with
+ * the real model's masks (bench/quality.ts; docs/quality.md); `rounds: 2` keeps it available.
  * @example const clean = await decontaminate(image, mask);
  */
-export async function decontaminate(image: RgbImage, mask: Mask, { maxWorkPixels = REFINE_DEFAULTS.maxWorkPixels }: { maxWorkPixels?: number } = {}): Promise<RgbImage> {
+export async function decontaminate(image: RgbImage, mask: Mask, { maxWorkPixels = REFINE_DEFAULTS.maxWorkPixels, wideDivisor = 20, narrowDivisor = 300, rounds = 1 }: { maxWorkPixels?: number; wideDivisor?: number; narrowDivisor?: number; rounds?: 1 | 2 } = {}): Promise<RgbImage> {
   const { width, height } = image;
   const work = workSize(width, height, maxWorkPixels);
   const { ww, wh } = work;
@@ -271,11 +273,11 @@ export async function decontaminate(image: RgbImage, mask: Mask, { maxWorkPixels
       }
       return out;
     });
-  // Forte & Pitié: a wide window (90 px at ~1 MP) then a narrow one (6 px).
-  const wide = Math.max(4, Math.round(Math.max(ww, wh) / 20));
-  const narrow = Math.max(2, Math.round(Math.max(ww, wh) / 300));
-  const first = round(I, I, wide);
-  const second = round(corrected(first.F, first.B), first.B, narrow);
+  // Forte & Pitié use a wide window (90 px at ~1 MP) then a narrow one (6 px).
+  const wide = Math.max(4, Math.round(Math.max(ww, wh) / wideDivisor));
+  const narrow = Math.max(2, Math.round(Math.max(ww, wh) / narrowDivisor));
+  const first = round(I, I, rounds === 2 ? wide : narrow);
+  const second = rounds === 2 ? round(corrected(first.F, first.B), first.B, narrow) : first;
 
   const sampler = new Sampler(width, height, ww, wh);
   const src = image.data;
