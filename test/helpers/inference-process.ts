@@ -1,8 +1,11 @@
 /**
  * Starts the real inference server (real model) as a child process and waits until it is ready.
- * It runs small on purpose: one model run at a time and one request waiting
- * (INFERENCE_CONCURRENCY=1, INFERENCE_QUEUE_LIMIT=1), so concurrent jobs really meet its
- * back-pressure (503 + Retry-After, `/health/ready` saturated) — test/worker/saturation.test.ts.
+ * It runs small on purpose: one model run at a time and two requests waiting
+ * (INFERENCE_CONCURRENCY=1, INFERENCE_QUEUE_LIMIT=2), so three jobs in flight (the tests' slot limit
+ * is 2 per workspace) fill it and `/health/ready` reports saturation — test/worker/saturation.test.ts.
+ * Not smaller: a job whose /v1/remove meets a 503 spends one of its INFERENCE_MAX_ATTEMPTS (3 in
+ * tests), so with a queue of 1 the batches test's three concurrent jobs lost jobs to
+ * processor_unavailable.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -10,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const READY_TIMEOUT_MS = 180_000
 
-export const TEST_INFERENCE_LIMITS = { INFERENCE_CONCURRENCY: '1', INFERENCE_QUEUE_LIMIT: '1' }
+export const TEST_INFERENCE_LIMITS = { INFERENCE_CONCURRENCY: '1', INFERENCE_QUEUE_LIMIT: '2' }
 
 export async function startInferenceServer(
   port: number,
