@@ -1,6 +1,7 @@
 /**
  * Local-mode state for `npm start` (all of it gitignored):
- * - `.wrangler/dev-secrets.json`: INFERENCE_SIGNING_KEY, RESULT_SIGNING_KEY and SESSION_SIGNING_KEY,
+ * - `.wrangler/dev-secrets.json`: the signing and encryption keys (inference, result, session,
+ *   device, data),
  *   generated once.
  * - `.dev.vars`: what the Worker reads in `wrangler dev` — those secrets plus
  *   ENVIRONMENT=development and SSRF_ALLOWLIST=127.0.0.1,localhost. Lines a developer adds are kept.
@@ -15,6 +16,9 @@ export interface DevSecrets {
   INFERENCE_SIGNING_KEY: string
   RESULT_SIGNING_KEY: string
   SESSION_SIGNING_KEY: string
+  DEVICE_SIGNING_KEY: string
+  /** base64url of 32 bytes: AES-GCM key for webhook secrets at rest. */
+  DATA_ENCRYPTION_KEY: string
 }
 
 export interface DevKeyState {
@@ -51,6 +55,8 @@ export function loadOrCreateSecrets(path: string): DevSecrets {
     INFERENCE_SIGNING_KEY: existing.INFERENCE_SIGNING_KEY || randomBytes(32).toString('base64url'),
     RESULT_SIGNING_KEY: existing.RESULT_SIGNING_KEY || randomBytes(32).toString('base64url'),
     SESSION_SIGNING_KEY: existing.SESSION_SIGNING_KEY || randomBytes(32).toString('base64url'),
+    DEVICE_SIGNING_KEY: existing.DEVICE_SIGNING_KEY || randomBytes(32).toString('base64url'),
+    DATA_ENCRYPTION_KEY: existing.DATA_ENCRYPTION_KEY || randomBytes(32).toString('base64url'),
   }
   if ((Object.keys(secrets) as (keyof DevSecrets)[]).some((name) => secrets[name] !== existing[name])) {
     writePrivate(path, JSON.stringify(secrets, null, 2) + '\n')
