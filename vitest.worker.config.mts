@@ -29,6 +29,11 @@ export default defineConfig(async () => ({
           INFERENCE_MAX_ATTEMPTS: '3',
           WORKSPACE_SLOT_LIMIT: '2',
           DATA_ENCRYPTION_KEY: TEST_SIGNING_KEYS.data,
+          DEVICE_SIGNING_KEY: 'test-device-signing-key-0123456789abcdef',
+          // Generous defaults so polling tests are not throttled; the rate-limit tests use a
+          // workspace's own limit and a fresh client address.
+          RATE_LIMIT_PER_MINUTE: '100000',
+          RATE_LIMIT_ANONYMOUS_PER_MINUTE: '60',
           SESSION_SIGNING_KEY: 'test-session-signing-key-0123456789abcdef',
         },
       },

@@ -4,6 +4,7 @@
  */
 import { notFound, onError } from './errors'
 import { createRouter } from './lib/router'
+import { rateLimit } from './middleware/rate-limit'
 import { requestId } from './middleware/request-id'
 import { apiKeys } from './routes/api-keys'
 import { auth } from './routes/auth'
@@ -21,6 +22,7 @@ export const API_VERSION = '2.0.0'
 export function createApp() {
   const app = createRouter()
   app.use('*', requestId())
+  app.use('*', rateLimit())
   app.route('/', health)
   app.route('/', uploads)
   app.route('/', removals)

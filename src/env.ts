@@ -2,6 +2,7 @@
  * @module
  * The Worker's bindings, typed once (Cloudflare templates keep them in one `Env`).
  */
+import type { AnonymousClient } from './durable/anonymous-client'
 import type { JobRun } from './durable/job-run'
 import type { WebhookOutbox } from './durable/webhook-outbox'
 import type { Workspace } from './durable/workspace'
@@ -12,6 +13,7 @@ export interface Env {
   JOB_RUN: DurableObjectNamespace<JobRun>
   WORKSPACE: DurableObjectNamespace<Workspace>
   WEBHOOK_OUTBOX: DurableObjectNamespace<WebhookOutbox>
+  ANONYMOUS_CLIENT: DurableObjectNamespace<AnonymousClient>
   /** `development` enables local-only conveniences; anything else is production. */
   ENVIRONMENT: string
   DOCS_URL: string
@@ -32,6 +34,13 @@ export interface Env {
   R2_BUCKET_NAME?: string
   /** HS256 key of session access tokens (JWT) and the HMAC of email sign-in codes. */
   SESSION_SIGNING_KEY: string
+  /** Signs the anonymous `__Host-device` cookie. */
+  DEVICE_SIGNING_KEY: string
+  /** Requests per minute: per workspace (default 120) and per anonymous device and IP (default 30). */
+  RATE_LIMIT_PER_MINUTE?: string
+  RATE_LIMIT_ANONYMOUS_PER_MINUTE?: string
+  /** Anonymous removals per UTC day per device and per IP (default 7). */
+  ANONYMOUS_DAILY_REMOVALS?: string
   /** Cloudflare `send_email` binding; when present, sign-in codes go out through it. */
   EMAIL?: SendEmail
   /** Sender address of sign-in emails (must be allowed for the `send_email` binding). */

@@ -6,6 +6,7 @@ import { createApp } from './app'
 import type { Env } from './env'
 import { sweepExpiredResults } from './services/retention'
 
+export { AnonymousClient } from './durable/anonymous-client'
 export { JobRun } from './durable/job-run'
 export { WebhookOutbox } from './durable/webhook-outbox'
 export { Workspace } from './durable/workspace'

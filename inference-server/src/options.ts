@@ -17,9 +17,12 @@ export interface RemoveOptions {
   quality: Quality;
   alpha: AlphaOptions;
   output: OutputKind;
+  /** Upper bound on the result's pixels: larger images are scaled down first (anonymous previews). */
+  maxPixels?: number;
 }
 
-const KNOWN = new Set(['quality', 'alpha', 'threshold', 'feather', 'output']);
+const KNOWN = new Set(['quality', 'alpha', 'threshold', 'feather', 'output', 'maxPixels']);
+const MAX_PIXELS_RANGE = [1024, 25_000_000] as const;
 
 const bad = (name: string, expected: string, actual: unknown): InferenceError =>
   new InferenceError('invalid_input', is.invalidParameterError(name, expected, actual));
@@ -54,10 +57,13 @@ export function parseRemoveOptions(query: URLSearchParams): RemoveOptions {
   if (featherRaw === null) throw bad('feather', 'number between 0 and 4', undefined);
   const feather = parseNumber('feather', featherRaw, 0, 4);
   const thresholdRaw = query.get('threshold');
+  const maxPixelsRaw = query.get('maxPixels');
+  const budget =
+    maxPixelsRaw === null ? {} : { maxPixels: Math.floor(parseNumber('maxPixels', maxPixelsRaw, ...MAX_PIXELS_RANGE)) };
   if (mode === 'raw') {
     if (thresholdRaw !== null) throw new InferenceError('invalid_input', 'Expected no threshold for alpha raw but received ' + thresholdRaw);
-    return { quality, alpha: { mode, feather }, output };
+    return { quality, alpha: { mode, feather }, output, ...budget };
   }
   if (thresholdRaw === null) throw bad('threshold', 'number between 0 and 1', undefined);
-  return { quality, alpha: { mode, threshold: parseNumber('threshold', thresholdRaw, 0, 1), feather }, output };
+  return { quality, alpha: { mode, threshold: parseNumber('threshold', thresholdRaw, 0, 1), feather }, output, ...budget };
 }

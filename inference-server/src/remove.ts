@@ -59,7 +59,7 @@ async function timed<T>(timings: Partial<Timings>, stage: keyof Timings, work: (
  */
 export async function removeBackground(segmenter: Segmenter, bytes: Uint8Array, options: RemoveOptions): Promise<RemoveResult> {
   const timings: Partial<Timings> = {};
-  const { image } = await timed(timings, 'decode', () => decodeImage(bytes));
+  const { image } = await timed(timings, 'decode', () => decodeImage(bytes, { maxPixels: options.maxPixels }));
   try {
     const profile = QUALITY_PROFILES[options.quality];
     // Refinement is counted in `segment`: it is part of making the mask.

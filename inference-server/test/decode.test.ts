@@ -74,3 +74,14 @@ describe('sniffImageType', () => {
     expect(sniffImageType(new Uint8Array([0xff, 0xd8]))).toBeUndefined();
   });
 });
+
+describe('decodeImage with a pixel budget', () => {
+  it('scales a 12 MP photo down to at most the budget, keeping its aspect', async () => {
+    const big = await sharp({ create: { width: 4000, height: 3000, channels: 3, background: '#808080' } }).jpeg().toBuffer();
+    const { width, height, image } = await decodeImage(new Uint8Array(big), { maxPixels: 250_000 });
+    expect(width * height).toBeLessThanOrEqual(250_000);
+    expect(width * height).toBeGreaterThan(240_000);
+    expect(Math.abs(width / height - 4 / 3)).toBeLessThan(0.01);
+    expect(image.data.length).toBe(width * height * 3);
+  });
+});

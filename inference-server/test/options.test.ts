@@ -31,3 +31,10 @@ describe('parseRemoveOptions', () => {
     }
   });
 });
+
+describe('maxPixels', () => {
+  it('accepts a pixel budget and refuses one out of range', () => {
+    expect(parse('quality=fast&alpha=raw&feather=0&output=cutout&maxPixels=250000')).toMatchObject({ maxPixels: 250000 });
+    expect(() => parse('quality=fast&alpha=raw&feather=0&output=cutout&maxPixels=10')).toThrow(/maxPixels/);
+  });
+});

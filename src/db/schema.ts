@@ -10,6 +10,8 @@ const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ','now'))`
 export const workspaces = sqliteTable('workspaces', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),
+  /** Requests per minute for this workspace; null means the deployment default. */
+  rateLimitPerMinute: integer('rate_limit_per_minute'),
   createdAt: text('created_at').notNull().default(now),
 })
 

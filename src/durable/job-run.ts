@@ -23,6 +23,8 @@ export interface JobStart {
   options: RemovalOptions
   source: { key: string; size: number; sha256: string }
   batchId?: string
+  /** Caps the result's pixels (anonymous previews, SPEC.md §5.4). */
+  maxPixels?: number
 }
 
 interface JobState extends JobStart {
@@ -154,7 +156,7 @@ export class JobRun extends DurableObject<Env> {
     this.#abort = abort
     let response: Response
     try {
-      response = await client.remove({ body: source.body, length: source.size, sha256: state.source.sha256 }, state.options, abort.signal)
+      response = await client.remove({ body: source.body, length: source.size, sha256: state.source.sha256 }, state.options, abort.signal, state.maxPixels)
     } catch (err) {
       return this.#onInferenceError(state, err, abort.signal.aborted)
     } finally {

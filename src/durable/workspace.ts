@@ -6,10 +6,16 @@
  */
 import { DurableObject } from 'cloudflare:workers'
 import type { Env } from '../env'
+import { takeFromWindow, type Window, type WindowResult } from '../lib/window'
 
 const DEFAULT_SLOT_LIMIT = 4
+/** How long a workspace's own rate limit (D1 `rate_limit_per_minute`) is trusted before rereading. */
+const LIMIT_CACHE_MS = 60_000
 
 export class Workspace extends DurableObject<Env> {
+  /** The request-rate window lives in memory: losing it on eviction only forgives a minute. */
+  #window: Window | undefined
+  #override: { value: number | null; readAt: number } | undefined
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env)
     ctx.blockConcurrencyWhile(async () => {
@@ -37,6 +43,23 @@ export class Workspace extends DurableObject<Env> {
     this.ctx.storage.sql.exec('DELETE FROM running WHERE job_id = ?', jobId)
     this.ctx.storage.sql.exec('DELETE FROM waiting WHERE job_id = ?', jobId)
     await this.#grantFree()
+  }
+
+  /** Counts one request against the workspace's per-minute limit (its own, or `defaultLimit`). */
+  async hit(workspaceId: string, defaultLimit: number): Promise<WindowResult> {
+    const limit = (await this.#limitOverride(workspaceId)) ?? defaultLimit
+    const { window, result } = takeFromWindow(this.#window, limit, 60)
+    this.#window = window
+    return result
+  }
+
+  async #limitOverride(workspaceId: string): Promise<number | null> {
+    if (this.#override && Date.now() - this.#override.readAt < LIMIT_CACHE_MS) return this.#override.value
+    const row = await this.env.DB.prepare('SELECT rate_limit_per_minute AS n FROM workspaces WHERE id = ?')
+      .bind(workspaceId)
+      .first<{ n: number | null }>()
+    this.#override = { value: row?.n ?? null, readAt: Date.now() }
+    return this.#override.value
   }
 
   /** Running and waiting counts, for tests and operators. */

@@ -10,6 +10,9 @@ import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
 import { API_KEY_PREFIX, assertScopes, authenticateApiKey, type AuthContext, type Scope } from '../services/auth'
 import { verifyAccessToken } from '../services/sessions'
+import { ROUTE_ACCESS, type RouteAccess, type RouteKey } from '../services/access'
+import { DEVICE_COOKIE, deviceCookie, deviceWorkspaceId, readDevice } from '../services/device'
+import { getCookie } from 'hono/cookie'
 
 /** The token of `Authorization: Bearer <token>`, if any. */
 export function bearerToken(header: string | undefined): string | undefined {
@@ -26,8 +29,19 @@ function waitUntilOf(c: Context<AppEnv>): ((p: Promise<unknown>) => void) | unde
   }
 }
 
-/** Resolves the request's credential to an `AuthContext`, or throws 401 `invalid_api_key`. */
+/**
+ * Resolves the request's credential to an `AuthContext`, or throws 401 `invalid_api_key`.
+ * The result is kept on the context, so the rate limiter and the route authenticate once.
+ */
 export async function authenticate(c: Context<AppEnv>): Promise<AuthContext> {
+  const known = c.get('auth')
+  if (known && known.kind !== 'anonymous') return known
+  const auth = await resolveCredential(c)
+  c.set('auth', auth)
+  return auth
+}
+
+async function resolveCredential(c: Context<AppEnv>): Promise<AuthContext> {
   const token = bearerToken(c.req.header('authorization'))
   if (token && !token.startsWith(API_KEY_PREFIX) && token.split('.').length === 3) {
     return verifyAccessToken(c.env, token)
@@ -41,6 +55,40 @@ export async function authenticate(c: Context<AppEnv>): Promise<AuthContext> {
   return authenticateApiKey(c.env.DB, token, { waitUntil: waitUntilOf(c) })
 }
 
+/** The client address Cloudflare reports; absent in local mode and tests without the header. */
+export const clientIp = (c: Context<AppEnv>) => c.req.header('cf-connecting-ip') ?? 'unknown'
+
+/**
+ * Authorizes a route by its entry in the access table (`src/services/access.ts`): a credential
+ * with the route's scopes, or, where the route allows it and no credential is sent, the caller's
+ * anonymous device (minting the `__Host-device` cookie when it has none or a forged one).
+ *
+ * @example
+ * createRoute({ …, middleware: [authorize('POST /v1/removals')] as const })
+ */
+export const authorize = (route: RouteKey) => {
+  const access: RouteAccess = ROUTE_ACCESS[route]
+  return createMiddleware<AppEnv>(async function authorize(c, next) {
+    if (access.anonymous && !c.req.header('authorization')) {
+      const device = await readDevice(getCookie(c, DEVICE_COOKIE), c.env.DEVICE_SIGNING_KEY)
+      c.set('auth', {
+        kind: 'anonymous',
+        workspaceId: deviceWorkspaceId(device.id),
+        keyId: '',
+        scopes: [],
+        deviceId: device.id,
+        clientIp: clientIp(c),
+      })
+      await next()
+      if (device.fresh) c.res.headers.append('set-cookie', await deviceCookie(device.id, c.env.DEVICE_SIGNING_KEY))
+      return
+    }
+    const auth = await authenticate(c)
+    assertScopes(auth, access.scopes)
+    await next()
+  })
+}
+
 /**
  * @example
  * createRoute({ …, middleware: [requireAuth('images:write')] as const })
@@ -49,7 +97,6 @@ export const requireAuth = (...scopes: Scope[]) =>
   createMiddleware<AppEnv>(async function requireAuth(c, next) {
     const auth = await authenticate(c)
     assertScopes(auth, scopes)
-    c.set('auth', auth)
     await next()
   })
 

@@ -5,7 +5,7 @@
 import { createRoute } from '@hono/zod-openapi'
 import { errorResponses } from '../errors'
 import { createRouter } from '../lib/router'
-import { requireAuth } from '../middleware/auth'
+import { authorize } from '../middleware/auth'
 import { ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyListSchema } from '../schemas/api-key'
 import { IdParams, json } from '../schemas/common'
 import { createApiKey, listApiKeys, revokeApiKey } from '../services/api-keys'
@@ -18,7 +18,7 @@ export const list = createRoute({
   path: '/v1/api-keys',
   tags,
   security,
-  middleware: [requireAuth('keys:write')] as const,
+  middleware: [authorize('GET /v1/api-keys')] as const,
   responses: { 200: json(ApiKeyListSchema, 'Keys of this workspace (never their secrets)'), ...errorResponses },
 })
 
@@ -27,7 +27,7 @@ export const create = createRoute({
   path: '/v1/api-keys',
   tags,
   security,
-  middleware: [requireAuth('keys:write')] as const,
+  middleware: [authorize('POST /v1/api-keys')] as const,
   request: { body: { required: false, content: { 'application/json': { schema: ApiKeyCreateSchema } } } },
   responses: { 201: json(ApiKeyCreatedSchema, 'The new key; `value` is shown only here'), ...errorResponses },
 })
@@ -37,7 +37,7 @@ export const remove = createRoute({
   path: '/v1/api-keys/{id}',
   tags,
   security,
-  middleware: [requireAuth('keys:write')] as const,
+  middleware: [authorize('DELETE /v1/api-keys/{id}')] as const,
   request: { params: IdParams },
   responses: { 204: { description: 'Revoked: the key fails from the next request on' }, ...errorResponses },
 })

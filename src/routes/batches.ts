@@ -6,7 +6,7 @@
 import { createRoute } from '@hono/zod-openapi'
 import { errorResponses, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
-import { requireAuth } from '../middleware/auth'
+import { authorize } from '../middleware/auth'
 import { BatchRequestSchema, BatchSchema, type Batch } from '../schemas/batch'
 import { IdempotencyHeaders, IdParams, json } from '../schemas/common'
 import { acceptBatch, getBatch } from '../services/batches'
@@ -19,7 +19,7 @@ export const create = createRoute({
   path: '/v1/batches',
   tags: ['Batches'],
   security,
-  middleware: [requireAuth('images:write')] as const,
+  middleware: [authorize('POST /v1/batches')] as const,
   request: {
     headers: IdempotencyHeaders.pick({ 'idempotency-key': true }),
     body: { required: true, content: { 'application/json': { schema: BatchRequestSchema } } },
@@ -37,7 +37,7 @@ export const getOne = createRoute({
   path: '/v1/batches/{id}',
   tags: ['Batches'],
   security,
-  middleware: [requireAuth('jobs:read')] as const,
+  middleware: [authorize('GET /v1/batches/{id}')] as const,
   request: { params: IdParams },
   responses: { 200: json(BatchSchema, 'Progress and child jobs'), ...errorResponses },
 })

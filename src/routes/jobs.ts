@@ -7,7 +7,7 @@ import { createMiddleware } from 'hono/factory'
 import type { AppEnv } from '../env'
 import { ApiError, errorResponses, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
-import { requireAuth } from '../middleware/auth'
+import { authorize } from '../middleware/auth'
 import { IdParams, json } from '../schemas/common'
 import { JobListQuery, JobListSchema, JobSchema } from '../schemas/job'
 import { findJob, findJobById, listJobs, resultExpired, toJob, type JobRow } from '../services/jobs'
@@ -27,7 +27,7 @@ export const list = createRoute({
   path: '/v1/jobs',
   tags: ['Jobs'],
   security,
-  middleware: [requireAuth('jobs:read')] as const,
+  middleware: [authorize('GET /v1/jobs')] as const,
   request: { query: JobListQuery },
   responses: { 200: json(JobListSchema, 'Jobs, newest first'), ...errorResponses },
 })
@@ -36,8 +36,8 @@ export const getOne = createRoute({
   method: 'get',
   path: '/v1/jobs/{id}',
   tags: ['Jobs'],
-  security,
-  middleware: [requireAuth('jobs:read')] as const,
+  security: [{ Bearer: [] }, {}],
+  middleware: [authorize('GET /v1/jobs/{id}')] as const,
   request: { params: IdParams },
   responses: { 200: json(JobSchema, 'The job'), ...errorResponses },
 })
@@ -46,8 +46,8 @@ export const cancel = createRoute({
   method: 'delete',
   path: '/v1/jobs/{id}',
   tags: ['Jobs'],
-  security,
-  middleware: [requireAuth('images:write')] as const,
+  security: [{ Bearer: [] }, {}],
+  middleware: [authorize('DELETE /v1/jobs/{id}')] as const,
   request: { params: IdParams },
   responses: { 200: json(JobSchema, 'Canceled, or cancellation requested'), ...errorResponses },
 })
@@ -56,8 +56,8 @@ export const events = createRoute({
   method: 'get',
   path: '/v1/jobs/{id}/events',
   tags: ['Jobs'],
-  security,
-  middleware: [requireAuth('jobs:read')] as const,
+  security: [{ Bearer: [] }, {}],
+  middleware: [authorize('GET /v1/jobs/{id}/events')] as const,
   request: { params: IdParams },
   responses: {
     200: {
@@ -71,7 +71,7 @@ export const events = createRoute({
 /** A signed `result.url` needs no key; the bare path needs `jobs:read`. */
 const resultAccess = createMiddleware<AppEnv>(async function resultAccess(c, next) {
   const { exp, sig } = c.req.query()
-  if (exp === undefined && sig === undefined) return requireAuth('jobs:read')(c, next)
+  if (exp === undefined && sig === undefined) return authorize('GET /v1/jobs/{id}/result')(c, next)
   const id = c.req.path.match(/^\/v1\/jobs\/([^/]+)\/result$/)?.[1] ?? ''
   if (!exp || !sig || !(await verifyResultSignature(c.env.RESULT_SIGNING_KEY, id, exp, sig))) {
     throw new ApiError('invalid_api_key', 'The result URL signature is invalid or has expired; read the job for a fresh one')

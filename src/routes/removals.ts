@@ -6,7 +6,7 @@
 import { createRoute } from '@hono/zod-openapi'
 import { ApiError, errorResponses, problemContent } from '../errors'
 import { createRouter, preferWaitSeconds } from '../lib/router'
-import { requireAuth } from '../middleware/auth'
+import { authorize } from '../middleware/auth'
 import { IdempotencyHeaders, json } from '../schemas/common'
 import { JobSchema, type Job } from '../schemas/job'
 import { RemovalJsonSchema, RemovalMultipartSchema } from '../schemas/removal'
@@ -19,8 +19,8 @@ export const createRemoval = createRoute({
   method: 'post',
   path: '/v1/removals',
   tags: ['Processing'],
-  security: [{ Bearer: [] }],
-  middleware: [requireAuth('images:write')] as const,
+  security: [{ Bearer: [] }, {}],
+  middleware: [authorize('POST /v1/removals')] as const,
   request: {
     headers: IdempotencyHeaders,
     // Not `required`: zod-openapi would then run both validators on every request. The media-type

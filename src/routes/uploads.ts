@@ -5,7 +5,7 @@
 import { createRoute } from '@hono/zod-openapi'
 import { errorResponses, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
-import { requireAuth } from '../middleware/auth'
+import { authorize } from '../middleware/auth'
 import { IdParams, json } from '../schemas/common'
 import { UploadRequestSchema, UploadSchema } from '../schemas/upload'
 import { completeUpload, createUpload, putUploadContent } from '../services/uploads'
@@ -18,7 +18,7 @@ export const create = createRoute({
   path: '/v1/uploads',
   tags: ['Uploads'],
   security,
-  middleware: [requireAuth('images:write')] as const,
+  middleware: [authorize('POST /v1/uploads')] as const,
   request: { body: { required: false, content: { 'application/json': { schema: UploadRequestSchema } } } },
   responses: { 201: json(UploadSchema, 'Reserved; PUT the bytes to uploadUrl'), ...errorResponses },
 })
@@ -28,7 +28,7 @@ export const putContent = createRoute({
   path: '/v1/uploads/{id}/content',
   tags: ['Uploads'],
   security,
-  middleware: [requireAuth('images:write')] as const,
+  middleware: [authorize('PUT /v1/uploads/{id}/content')] as const,
   request: {
     params: IdParams,
     body: {
@@ -57,7 +57,7 @@ export const complete = createRoute({
   path: '/v1/uploads/{id}/complete',
   tags: ['Uploads'],
   security,
-  middleware: [requireAuth('images:write')] as const,
+  middleware: [authorize('POST /v1/uploads/{id}/complete')] as const,
   request: { params: IdParams },
   responses: {
     200: json(UploadSchema, 'Verified and ready'),

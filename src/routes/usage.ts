@@ -1,22 +1,44 @@
 /**
  * @module
- * GET /v1/usage (SPEC.md §4): the workspace's credits.
+ * GET /v1/usage (SPEC.md §4): a workspace's credits, or an anonymous device's daily allowance;
+ * DELETE /v1/device forgets the anonymous cookie without resetting the allowance.
  */
 import { createRoute } from '@hono/zod-openapi'
 import { errorResponses } from '../errors'
 import { createRouter } from '../lib/router'
-import { requireAuth } from '../middleware/auth'
+import { authorize } from '../middleware/auth'
 import { json } from '../schemas/common'
 import { UsageSchema } from '../schemas/usage'
+import { anonymousUsage } from '../services/anonymous'
 import { getUsage } from '../services/credits'
+import { clearedDeviceCookie } from '../services/device'
 
 export const getOne = createRoute({
   method: 'get',
   path: '/v1/usage',
   tags: ['Usage'],
-  security: [{ Bearer: [] }],
-  middleware: [requireAuth('jobs:read')] as const,
-  responses: { 200: json(UsageSchema, 'Credits of this period'), ...errorResponses },
+  security: [{ Bearer: [] }, {}],
+  middleware: [authorize('GET /v1/usage')] as const,
+  responses: {
+    200: json(UsageSchema, 'A workspace: kind, limit, available, held, used, periodEndsAt. Anonymous: remaining and the UTC reset'),
+    ...errorResponses,
+  },
 })
 
-export const usage = createRouter().openapi(getOne, async (c) => c.json(await getUsage(c.env.DB, c.get('auth').workspaceId), 200))
+export const forgetDevice = createRoute({
+  method: 'delete',
+  path: '/v1/device',
+  tags: ['Usage'],
+  responses: { 204: { description: 'The anonymous device cookie is cleared; the allowance is not reset' } },
+})
+
+export const usage = createRouter()
+  .openapi(getOne, async (c) => {
+    const auth = c.get('auth')
+    if (auth.kind === 'anonymous') return c.json(await anonymousUsage(c.env, auth), 200)
+    return c.json(await getUsage(c.env.DB, auth.workspaceId), 200)
+  })
+  .openapi(forgetDevice, (c) => {
+    c.header('set-cookie', clearedDeviceCookie())
+    return c.body(null, 204)
+  })

@@ -7,7 +7,7 @@
 import { createRoute } from '@hono/zod-openapi'
 import { ApiError, errorResponses, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
-import { requireAuth } from '../middleware/auth'
+import { authorize } from '../middleware/auth'
 import { IdParams, json } from '../schemas/common'
 import {
   ReplayParams,
@@ -27,7 +27,7 @@ export const create = createRoute({
   path: '/v1/webhooks',
   tags,
   security,
-  middleware: [requireAuth('webhooks:write')] as const,
+  middleware: [authorize('POST /v1/webhooks')] as const,
   request: { body: { required: true, content: { 'application/json': { schema: WebhookCreateSchema } } } },
   responses: {
     201: json(WebhookEndpointCreatedSchema, 'The endpoint and its signing secret, shown only here'),
@@ -41,7 +41,7 @@ export const list = createRoute({
   path: '/v1/webhooks',
   tags,
   security,
-  middleware: [requireAuth('webhooks:write')] as const,
+  middleware: [authorize('GET /v1/webhooks')] as const,
   responses: {
     200: json(WebhookEndpointListSchema, 'Endpoints not deleted, newest first; secrets are never returned'),
     ...errorResponses,
@@ -53,7 +53,7 @@ export const remove = createRoute({
   path: '/v1/webhooks/{id}',
   tags,
   security,
-  middleware: [requireAuth('webhooks:write')] as const,
+  middleware: [authorize('DELETE /v1/webhooks/{id}')] as const,
   request: { params: IdParams },
   responses: { 204: { description: 'Delivery stopped; the delivery history stays readable' }, ...errorResponses },
 })
@@ -63,7 +63,7 @@ export const deliveries = createRoute({
   path: '/v1/webhooks/{id}/deliveries',
   tags,
   security,
-  middleware: [requireAuth('webhooks:write')] as const,
+  middleware: [authorize('GET /v1/webhooks/{id}/deliveries')] as const,
   request: { params: IdParams },
   responses: { 200: json(WebhookDeliveryListSchema, 'The latest 100 deliveries, newest first'), ...errorResponses },
 })
@@ -73,7 +73,7 @@ export const replay = createRoute({
   path: '/v1/webhooks/{endpointId}/deliveries/{deliveryId}/replay',
   tags,
   security,
-  middleware: [requireAuth('webhooks:write')] as const,
+  middleware: [authorize('POST /v1/webhooks/{endpointId}/deliveries/{deliveryId}/replay')] as const,
   request: { params: ReplayParams },
   responses: { 202: json(ReplaySchema, 'Requeued for an immediate attempt, same delivery id'), ...errorResponses },
 })

@@ -15,8 +15,11 @@ export type Scope = (typeof SCOPES)[number]
 
 /** Who is calling, resolved by `requireAuth`. */
 export interface AuthContext {
-  /** `api_key`: an `sk_live_` key; `session`: a signed-in user's access token. */
-  kind: 'api_key' | 'session'
+  /**
+   * `api_key`: an `sk_live_` key; `session`: a signed-in user's access token; `anonymous`: no
+   * credential, acting as the device of the `__Host-device` cookie on an anonymous-capable route.
+   */
+  kind: 'api_key' | 'session' | 'anonymous'
   workspaceId: string
   /** The credential's id: the API key id, or the session id for a session token. */
   keyId: string
@@ -25,6 +28,9 @@ export interface AuthContext {
   userId?: string
   /** Set for sessions: the session (refresh-token family) the access token belongs to. */
   sessionId?: string
+  /** Set for anonymous callers: the device id and the client address. */
+  deviceId?: string
+  clientIp?: string
 }
 
 /** How often `last_used_at` may be written per key: at most once a minute. */

@@ -49,11 +49,12 @@ export interface InferenceClientConfig {
   fetchImpl?: typeof fetch
 }
 
-export function removalQuery(options: RemovalOptions): string {
+export function removalQuery(options: RemovalOptions, maxPixels?: number): string {
   const q = new URLSearchParams({ quality: options.quality, alpha: options.alpha.mode })
   if (options.alpha.mode === 'binary') q.set('threshold', String(options.alpha.threshold))
   q.set('feather', String(options.alpha.feather))
   q.set('output', options.output)
+  if (maxPixels) q.set('maxPixels', String(maxPixels))
   return q.toString()
 }
 
@@ -98,8 +99,8 @@ export class InferenceClient {
   }
 
   /** Runs a removal; the response body is the PNG (with Content-Length). */
-  async remove(input: SignedBody, options: RemovalOptions, signal?: AbortSignal): Promise<Response> {
-    return this.#call('POST', `/v1/remove?${removalQuery(options)}`, input, signal)
+  async remove(input: SignedBody, options: RemovalOptions, signal?: AbortSignal, maxPixels?: number): Promise<Response> {
+    return this.#call('POST', `/v1/remove?${removalQuery(options, maxPixels)}`, input, signal)
   }
 
   async #call(method: string, path: string, input: SignedBody | null, signal?: AbortSignal): Promise<Response> {

@@ -63,6 +63,17 @@ export async function insertJobWithHold(db: D1Database, job: NewJob): Promise<vo
   if (take.meta.changes !== 1) throw quotaExhausted()
 }
 
+/** Inserts a queued job that holds no credit (anonymous jobs spend the daily allowance instead). */
+export async function insertJob(db: D1Database, job: NewJob): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO jobs (id, workspace_id, kind, status, stage, format, options, source_key, batch_id, created_at)
+       VALUES (?, ?, ?, 'queued', 'queued', 'png', ?, ?, ?, ?)`,
+    )
+    .bind(job.id, job.workspaceId, job.kind, JSON.stringify(job.options), job.sourceKey, job.batchId ?? null, iso())
+    .run()
+}
+
 export async function findJob(db: D1Database, workspaceId: string, id: string): Promise<JobRow> {
   const row = await db
     .prepare('SELECT * FROM jobs WHERE id = ? AND workspace_id = ?')

@@ -13,7 +13,8 @@ import type { AuthContext } from './auth'
 import { getUsage, quotaExhausted, settleStatements } from './credits'
 import { claimIdempotencyKey, type StoredResponse } from './idempotency'
 import { assertProcessorAvailable, InferenceClient } from './inference'
-import { findJob, insertJobWithHold, toJob } from './jobs'
+import { ANONYMOUS_MAX_PIXELS, takeAllowance } from './anonymous'
+import { findJob, insertJob, insertJobWithHold, toJob } from './jobs'
 import { readLimited, storeBytes, type StoredSource } from './sources'
 import { allowlistFromEnv, DohResolver, guardedFetch, SourceFetchError, SourceTooLargeError, UnsafeUrlError } from './ssrf'
 import { findUpload } from './uploads'
@@ -70,28 +71,43 @@ export async function acceptRemoval(ctx: AcceptContext, input: RemovalInput): Pr
 
 async function runAccept(ctx: AcceptContext, input: RemovalInput): Promise<StoredResponse> {
   const { env, auth } = ctx
-  if ((await getUsage(env.DB, auth.workspaceId)).available <= 0) throw quotaExhausted()
+  const anonymous = auth.kind === 'anonymous'
+  if (!anonymous && (await getUsage(env.DB, auth.workspaceId)).available <= 0) throw quotaExhausted()
   await assertProcessorAvailable(InferenceClient.fromEnv(env))
+  const refund = anonymous ? await takeAllowance(env, auth) : null
+  try {
+    return await createJob(ctx, input)
+  } catch (err) {
+    await refund?.()
+    throw err
+  }
+}
 
+async function createJob(ctx: AcceptContext, input: RemovalInput): Promise<StoredResponse> {
+  const { env, auth } = ctx
+  const anonymous = auth.kind === 'anonymous'
   const jobId = crypto.randomUUID()
   const source = await resolveSource(env, auth.workspaceId, jobId, input)
-  await insertJobWithHold(env.DB, {
-    id: jobId,
-    workspaceId: auth.workspaceId,
-    kind: 'remove_background',
-    options: input.options,
-    sourceKey: source.key,
-  })
+  const job = { id: jobId, workspaceId: auth.workspaceId, kind: 'remove_background' as const, options: input.options, sourceKey: source.key }
+  // Anonymous jobs spend the daily allowance instead of credits.
+  await (anonymous ? insertJob(env.DB, job) : insertJobWithHold(env.DB, job))
   const stub = env.JOB_RUN.get(env.JOB_RUN.idFromName(jobId))
   try {
-    await stub.start({ jobId, workspaceId: auth.workspaceId, correlationId: ctx.requestId, options: input.options, source })
+    await stub.start({
+      jobId,
+      workspaceId: auth.workspaceId,
+      correlationId: ctx.requestId,
+      options: input.options,
+      source,
+      ...(anonymous ? { maxPixels: ANONYMOUS_MAX_PIXELS } : {}),
+    })
   } catch (err) {
     await failUnstarted(env.DB, jobId)
     throw new ApiError('processor_unavailable', 'The job could not be scheduled', { retryAfter: 1, cause: err })
   }
   const finished = ctx.waitSeconds ? await stub.waitForTerminal(ctx.waitSeconds * 1000) : false
-  const job: Job = await toJob(await findJob(env.DB, auth.workspaceId, jobId), env.RESULT_SIGNING_KEY)
-  return { status: finished ? 200 : 202, body: JSON.stringify(job), location: job.links.self }
+  const view: Job = await toJob(await findJob(env.DB, auth.workspaceId, jobId), env.RESULT_SIGNING_KEY)
+  return { status: finished ? 200 : 202, body: JSON.stringify(view), location: view.links.self }
 }
 
 /** A job whose runner never started is ended at once, its hold released. */

@@ -54,6 +54,14 @@ function readBody(req: import('node:http').IncomingMessage): Promise<string> {
   })
 }
 
+let photo12: Promise<Buffer> | undefined
+function twelveMegapixelPhoto(): Promise<Buffer> {
+  photo12 ??= import('sharp').then(({ default: sharp }) =>
+    sharp(readFileSync(new URL('astronaut.png', FIXTURES))).resize(4000, 3000, { fit: 'fill' }).jpeg({ quality: 85 }).toBuffer(),
+  )
+  return photo12
+}
+
 export function startFixtureServer(port: number, proxy: InferenceProxy): Promise<Server> {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`)
@@ -67,6 +75,14 @@ export function startFixtureServer(port: number, proxy: InferenceProxy): Promise
         res.writeHead(404)
         return res.end()
       }
+    }
+    if (url.pathname === '/generated/photo-12mp.jpg') {
+      // A 12 MP photo made from a fixture at request time, so none is committed.
+      void twelveMegapixelPhoto().then((bytes) => {
+        res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': bytes.length })
+        res.end(bytes)
+      })
+      return
     }
     if (url.pathname === '/text.png') {
       res.writeHead(200, { 'content-type': 'image/png' })

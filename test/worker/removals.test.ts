@@ -42,8 +42,8 @@ describe('POST /v1/removals', () => {
     expect(['queued', 'processing']).toContain(job.status)
   })
 
-  it('refuses a removal without credentials', async () => {
-    const res = await removal('', { uploadId: crypto.randomUUID(), options: RAW_CUTOUT })
+  it('refuses a removal with an invalid credential', async () => {
+    const res = await removal('sk_live_not-a-real-key', { uploadId: crypto.randomUUID(), options: RAW_CUTOUT })
     await expectProblem(res, 401, 'invalid_api_key')
   })
 })

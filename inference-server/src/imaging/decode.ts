@@ -84,11 +84,16 @@ async function decodeHevc(bytes: Uint8Array, mimeType: ImageMime): Promise<Sharp
  * as the reference package does: the model sees only colour, and the cutout's alpha is the mask.
  * @example const { image, mimeType } = await decodeImage(bytes);
  */
-export async function decodeImage(bytes: Uint8Array): Promise<DecodedImage> {
+export async function decodeImage(bytes: Uint8Array, opts: { maxPixels?: number } = {}): Promise<DecodedImage> {
   const info = await inspectHeader(bytes);
   const { metadata, ...header } = info;
   const hevc = metadata.format === 'heif' && metadata.compression === 'hevc';
   const pipeline = hevc ? await decodeHevc(bytes, info.mimeType) : sharp(bytes, SHARP_INPUT).rotate();
+  // A pixel budget (anonymous previews) shrinks the image before anything else works on it.
+  if (opts.maxPixels && info.width * info.height > opts.maxPixels) {
+    const scale = Math.sqrt(opts.maxPixels / (info.width * info.height));
+    pipeline.resize(Math.max(1, Math.floor(info.width * scale)), Math.max(1, Math.floor(info.height * scale)), { fit: 'fill' });
+  }
   try {
     const { data, info: raw } = await pipeline
       .toColourspace('srgb')

@@ -1,0 +1,75 @@
+/**
+ * @module
+ * Request-rate limits (DESIGN.md §3): per workspace (120/min by default, or the workspace's own),
+ * and per device and per client IP for callers without a credential (30/min). Every response
+ * carries `RateLimit-Policy` and `RateLimit` (IETF draft syntax); past the limit the answer is 429
+ * `rate_limit_exceeded` with `Retry-After`.
+ */
+import type { Context } from 'hono'
+import { getCookie } from 'hono/cookie'
+import { createMiddleware } from 'hono/factory'
+import type { AppEnv } from '../env'
+import { ApiError, problemResponse } from '../errors'
+import type { WindowResult } from '../lib/window'
+import { DEVICE_COOKIE, readDevice } from '../services/device'
+import { authenticate, clientIp } from './auth'
+
+const DEFAULT_WORKSPACE_LIMIT = 120
+const DEFAULT_ANONYMOUS_LIMIT = 30
+const WINDOW_SECONDS = 60
+
+const numberOr = (value: string | undefined, fallback: number) => {
+  const n = Number(value)
+  return Number.isInteger(n) && n > 0 ? n : fallback
+}
+
+/** The caller's window: its workspace when it presents a valid credential, else device and IP. */
+async function hitWindow(c: Context<AppEnv>): Promise<WindowResult> {
+  const env = c.env
+  if (c.req.header('authorization')) {
+    // A bad credential is refused by the route with 401; it is counted against the address here.
+    const auth = await authenticate(c).catch(() => null)
+    if (auth) {
+      const stub = env.WORKSPACE.get(env.WORKSPACE.idFromName(auth.workspaceId))
+      return stub.hit(auth.workspaceId, numberOr(env.RATE_LIMIT_PER_MINUTE, DEFAULT_WORKSPACE_LIMIT))
+    }
+  }
+  const limit = numberOr(env.RATE_LIMIT_ANONYMOUS_PER_MINUTE, DEFAULT_ANONYMOUS_LIMIT)
+  const subjects = [`ip:${clientIp(c)}`]
+  const cookie = getCookie(c, DEVICE_COOKIE)
+  if (cookie) {
+    const device = await readDevice(cookie, env.DEVICE_SIGNING_KEY)
+    if (!device.fresh) subjects.push(`device:${device.id}`)
+  }
+  const results = await Promise.all(
+    subjects.map((s) => env.ANONYMOUS_CLIENT.get(env.ANONYMOUS_CLIENT.idFromName(s)).hit(limit, WINDOW_SECONDS)),
+  )
+  return results.reduce((a, b) => ({
+    allowed: a.allowed && b.allowed,
+    limit,
+    remaining: Math.min(a.remaining, b.remaining),
+    reset: Math.max(a.reset, b.reset),
+  }))
+}
+
+function setHeaders(headers: Headers, r: WindowResult) {
+  headers.set('RateLimit-Policy', `"default";q=${r.limit};w=${WINDOW_SECONDS}`)
+  headers.set('RateLimit', `"default";r=${r.remaining};t=${r.reset}`)
+}
+
+export const rateLimit = () =>
+  createMiddleware<AppEnv>(async function rateLimit(c, next) {
+    const result = await hitWindow(c)
+    if (!result.allowed) {
+      const res = problemResponse(
+        c,
+        new ApiError('rate_limit_exceeded', `Expected at most ${result.limit} requests per minute; retry after ${result.reset} s`, {
+          retryAfter: result.reset,
+        }),
+      )
+      setHeaders(res.headers, result)
+      return res
+    }
+    await next()
+    setHeaders(c.res.headers, result)
+  })
