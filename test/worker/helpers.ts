@@ -61,7 +61,17 @@ export function api(path: string, init: ApiInit = {}): Promise<Response> {
     headers.set('content-type', 'application/json')
     body = JSON.stringify(init.json)
   }
-  return exports.default.fetch(new Request(new URL(path, BASE), { ...init, headers, body }))
+  return exports.default.fetch(new Request(new URL(path, BASE), { ...init, headers, body })).then(assertRateLimitHeaders)
+}
+
+/** SPEC.md §7: every response carries RateLimit and RateLimit-Policy; every test call checks it. */
+function assertRateLimitHeaders(res: Response): Response {
+  const policy = res.headers.get('ratelimit-policy')
+  const limit = res.headers.get('ratelimit')
+  if (!policy?.match(/^"default";q=\d+;w=60$/) || !limit?.match(/^"default";r=\d+;t=\d+$/)) {
+    throw new Error(`response ${res.status} lacks RateLimit headers: ${policy} / ${limit}`)
+  }
+  return res
 }
 
 export async function fixtureBytes(name: string): Promise<Uint8Array> {
