@@ -8,7 +8,7 @@ import type { AppEnv } from '../env'
 import { ApiError, errorResponses, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
-import { IdParams, json } from '../schemas/common'
+import { IdParams, json, optionalBearer } from '../schemas/common'
 import { JobListQuery, JobListSchema, JobSchema } from '../schemas/job'
 import { findJob, findJobById, listJobs, resultExpired, toJob, type JobRow } from '../services/jobs'
 import { verifyResultSignature } from '../services/result-url'
@@ -36,7 +36,7 @@ export const getOne = createRoute({
   method: 'get',
   path: '/v1/jobs/{id}',
   tags: ['Jobs'],
-  security: [{ Bearer: [] }, {}],
+  security: optionalBearer,
   middleware: [authorize('GET /v1/jobs/{id}')] as const,
   request: { params: IdParams },
   responses: { 200: json(JobSchema, 'The job'), ...errorResponses },
@@ -46,7 +46,7 @@ export const cancel = createRoute({
   method: 'delete',
   path: '/v1/jobs/{id}',
   tags: ['Jobs'],
-  security: [{ Bearer: [] }, {}],
+  security: optionalBearer,
   middleware: [authorize('DELETE /v1/jobs/{id}')] as const,
   request: { params: IdParams },
   responses: { 200: json(JobSchema, 'Canceled, or cancellation requested'), ...errorResponses },
@@ -56,7 +56,7 @@ export const events = createRoute({
   method: 'get',
   path: '/v1/jobs/{id}/events',
   tags: ['Jobs'],
-  security: [{ Bearer: [] }, {}],
+  security: optionalBearer,
   middleware: [authorize('GET /v1/jobs/{id}/events')] as const,
   request: { params: IdParams },
   responses: {
@@ -83,7 +83,7 @@ export const result = createRoute({
   method: 'get',
   path: '/v1/jobs/{id}/result',
   tags: ['Jobs'],
-  security: [{ Bearer: [] }, {}],
+  security: optionalBearer,
   middleware: [resultAccess] as const,
   request: { params: IdParams, query: ResultQuery },
   responses: {

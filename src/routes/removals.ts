@@ -7,7 +7,7 @@ import { createRoute } from '@hono/zod-openapi'
 import { ApiError, errorResponses, problemContent } from '../errors'
 import { createRouter, preferWaitSeconds } from '../lib/router'
 import { authorize } from '../middleware/auth'
-import { IdempotencyHeaders, json } from '../schemas/common'
+import { IdempotencyHeaders, json, optionalBearer } from '../schemas/common'
 import { JobSchema, type Job } from '../schemas/job'
 import { RemovalJsonSchema, RemovalMultipartSchema } from '../schemas/removal'
 import { requireIdempotencyKey } from '../services/idempotency'
@@ -19,7 +19,7 @@ export const createRemoval = createRoute({
   method: 'post',
   path: '/v1/removals',
   tags: ['Processing'],
-  security: [{ Bearer: [] }, {}],
+  security: optionalBearer,
   middleware: [authorize('POST /v1/removals')] as const,
   request: {
     headers: IdempotencyHeaders,

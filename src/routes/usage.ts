@@ -7,7 +7,7 @@ import { createRoute } from '@hono/zod-openapi'
 import { errorResponses } from '../errors'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
-import { json } from '../schemas/common'
+import { json, optionalBearer } from '../schemas/common'
 import { UsageSchema } from '../schemas/usage'
 import { anonymousUsage } from '../services/anonymous'
 import { getUsage } from '../services/credits'
@@ -17,7 +17,7 @@ export const getOne = createRoute({
   method: 'get',
   path: '/v1/usage',
   tags: ['Usage'],
-  security: [{ Bearer: [] }, {}],
+  security: optionalBearer,
   middleware: [authorize('GET /v1/usage')] as const,
   responses: {
     200: json(UsageSchema, 'A workspace: kind, limit, available, held, used, periodEndsAt. Anonymous: remaining and the UTC reset'),

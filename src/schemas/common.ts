@@ -27,3 +27,6 @@ export const json = <T extends z.ZodType>(schema: T, description: string) => ({
   description,
   content: { 'application/json': { schema } },
 })
+
+/** An API key or session, or none at all (anonymous-capable routes). */
+export const optionalBearer: Record<string, string[]>[] = [{ Bearer: [] }, {}]

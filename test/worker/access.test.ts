@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { env } from 'cloudflare:test'
-import { PUBLIC_ROUTES, ROUTE_ACCESS, SPECIAL_ROUTES, type RouteKey } from '../../src/services/access'
+import { PUBLIC_ROUTES, ROUTE_ACCESS, SPECIAL_ROUTES, type RouteAccess, type RouteKey } from '../../src/services/access'
 import { SCOPES, type Scope } from '../../src/services/auth'
 import { api, expectProblem, seedWorkspace } from './helpers'
 
@@ -40,7 +40,7 @@ describe('route access', () => {
   it('no credential → 401 except public and anonymous routes', async () => {
     for (const route of await routes()) {
       const res = await call(route)
-      const access = ROUTE_ACCESS[route as RouteKey]
+      const access: RouteAccess | undefined = ROUTE_ACCESS[route as RouteKey]
       if ((PUBLIC_ROUTES as readonly string[]).includes(route) || access?.anonymous) {
         expect([401, 403], route).not.toContain(res.status)
       } else {
