@@ -10,12 +10,12 @@ import { iso } from '../lib/time'
 import type { Batch } from '../schemas/batch'
 import type { RemovalOptions } from '../schemas/removal'
 import type { AuthContext } from './auth'
-import { quotaExhausted, settleStatements } from './credits'
+import { quotaExhausted } from './credits'
 import { publishEvent } from './events'
 import { claimIdempotencyKey, type StoredResponse } from './idempotency'
 import { assertProcessorAvailable, InferenceClient } from './inference'
 import { sha256Hex } from '../lib/crypto'
-import { toJob, type JobRow } from './jobs'
+import { failUnstartedJobs, toJob, type JobRow } from './jobs'
 import type { UploadRow } from './uploads'
 
 type BatchRow = { id: string; workspace_id: string; status: 'processing' | 'complete'; total: number; created_at: string }
@@ -110,20 +110,6 @@ async function createBatch(env: Env, workspaceId: string, correlationId: string,
   const unstarted = jobIds.filter((_, i) => started[i].status === 'rejected')
   if (unstarted.length) await failUnstartedJobs(db, unstarted)
   return getBatch(env, workspaceId, batchId)
-}
-
-/** Jobs whose runner could not be reached end at once, with their holds released. */
-async function failUnstartedJobs(db: D1Database, jobIds: string[]) {
-  await db.batch(
-    jobIds.flatMap((id) => [
-      ...settleStatements(db, id, 'release'),
-      db
-        .prepare(
-          "UPDATE jobs SET status = 'failed', error_code = 'processor_unavailable', error_message = 'The job could not be scheduled', completed_at = ? WHERE id = ? AND status = 'queued'",
-        )
-        .bind(iso(), id),
-    ]),
-  )
 }
 
 export async function getBatch(env: Env, workspaceId: string, id: string): Promise<Batch> {

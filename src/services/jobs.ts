@@ -6,7 +6,7 @@
 import type { Job, JobStage, JobStatus } from '../schemas/job'
 import { ApiError } from '../errors'
 import { DAY_MS, iso } from '../lib/time'
-import { holdStatements, quotaExhausted } from './credits'
+import { holdStatements, quotaExhausted, settleStatements } from './credits'
 import { signResultPath } from './result-url'
 
 /** Result bytes are kept this long after a job ends (SPEC.md §8). */
@@ -170,3 +170,18 @@ function decodeCursor(cursor: string): [string, string] {
   }
   throw new ApiError('invalid_input', 'Expected a cursor returned by a previous page', { field: 'cursor' })
 }
+
+/** Jobs whose runner could not be reached end at once, with their holds released. */
+export async function failUnstartedJobs(db: D1Database, jobIds: string[]) {
+  await db.batch(
+    jobIds.flatMap((id) => [
+      ...settleStatements(db, id, 'release'),
+      db
+        .prepare(
+          "UPDATE jobs SET status = 'failed', error_code = 'processor_unavailable', error_message = 'The job could not be scheduled', completed_at = ? WHERE id = ? AND status = 'queued'",
+        )
+        .bind(iso(), id),
+    ]),
+  )
+}
+

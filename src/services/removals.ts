@@ -10,11 +10,11 @@ import { MAX_IMAGE_BYTES } from '../lib/image-sniff'
 import { RemovalOptionsSchema, type RemovalOptions } from '../schemas/removal'
 import type { Job } from '../schemas/job'
 import type { AuthContext } from './auth'
-import { getUsage, quotaExhausted, settleStatements } from './credits'
+import { getUsage, quotaExhausted } from './credits'
 import { claimIdempotencyKey, type StoredResponse } from './idempotency'
 import { assertProcessorAvailable, InferenceClient } from './inference'
 import { ANONYMOUS_MAX_PIXELS, takeAllowance } from './anonymous'
-import { findJob, insertJob, insertJobWithHold, toJob } from './jobs'
+import { failUnstartedJobs, findJob, insertJob, insertJobWithHold, toJob } from './jobs'
 import { readLimited, storeBytes, type StoredSource } from './sources'
 import { allowlistFromEnv, DohResolver, guardedFetch, SourceFetchError, SourceTooLargeError, UnsafeUrlError } from './ssrf'
 import { findUpload } from './uploads'
@@ -102,24 +102,12 @@ async function createJob(ctx: AcceptContext, input: RemovalInput): Promise<Store
       ...(anonymous ? { maxPixels: ANONYMOUS_MAX_PIXELS } : {}),
     })
   } catch (err) {
-    await failUnstarted(env.DB, jobId)
+    await failUnstartedJobs(env.DB, [jobId])
     throw new ApiError('processor_unavailable', 'The job could not be scheduled', { retryAfter: 1, cause: err })
   }
   const finished = ctx.waitSeconds ? await stub.waitForTerminal(ctx.waitSeconds * 1000) : false
   const view: Job = await toJob(await findJob(env.DB, auth.workspaceId, jobId), env.RESULT_SIGNING_KEY)
   return { status: finished ? 200 : 202, body: JSON.stringify(view), location: view.links.self }
-}
-
-/** A job whose runner never started is ended at once, its hold released. */
-async function failUnstarted(db: D1Database, jobId: string) {
-  await db.batch([
-    ...settleStatements(db, jobId, 'release'),
-    db
-      .prepare(
-        "UPDATE jobs SET status = 'failed', error_code = 'processor_unavailable', error_message = 'The job could not be scheduled', completed_at = ? WHERE id = ? AND status = 'queued'",
-      )
-      .bind(new Date().toISOString(), jobId),
-  ])
 }
 
 async function resolveSource(env: Env, workspaceId: string, jobId: string, input: RemovalInput): Promise<StoredSource> {
