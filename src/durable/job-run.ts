@@ -183,6 +183,14 @@ export class JobRun extends DurableObject<Env> {
   async #onInferenceError(state: JobState, err: unknown, aborted: boolean): Promise<void> {
     if (aborted) return this.#finish(state, 'canceled')
     if (!(err instanceof InferenceFailure)) throw err
+    // A server that answered "busy, retry after" is saturated, not failing: the job keeps its
+    // place without spending an attempt, bounded only by how long it may wait for capacity.
+    const saturated = err.status === 503 && err.retryAfter !== undefined
+    if (saturated && Date.now() - state.queuedSince <= MAX_QUEUE_WAIT_MS) {
+      await this.#advance(state, 'processing', 'preparing')
+      await this.ctx.storage.setAlarm(Date.now() + this.#backoff(Math.max(1, state.attempts), err.retryAfter))
+      return
+    }
     if (err.retryable) {
       const maxAttempts = Number(this.env.INFERENCE_MAX_ATTEMPTS ?? 6)
       if (state.attempts + 1 < maxAttempts) {
