@@ -47,14 +47,15 @@ export async function seedWorkspace(
 export type ApiInit = RequestInit & { key?: string; json?: unknown }
 
 /**
- * Each test module calls from its own client address (a documentation range, never contacted),
- * so per-IP windows and allowances of one file do not spill into another.
+ * Unless a test names one, each call comes from its own client address (documentation ranges,
+ * never contacted), so per-IP windows and allowances belong only to the tests that probe them.
  */
-export const CLIENT_IP = `203.0.113.${1 + Math.floor(Math.random() * 250)}`
+export const randomClientIp = () =>
+  `203.0.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 250)}`
 
 export function api(path: string, init: ApiInit = {}): Promise<Response> {
   const headers = new Headers(init.headers)
-  if (!headers.has('cf-connecting-ip')) headers.set('cf-connecting-ip', CLIENT_IP)
+  if (!headers.has('cf-connecting-ip')) headers.set('cf-connecting-ip', randomClientIp())
   if (init.key) headers.set('authorization', `Bearer ${init.key}`)
   let body = init.body
   if (init.json !== undefined) {
