@@ -4,15 +4,8 @@ import { sha256Hex } from '../../src/lib/crypto'
 import { generateUserCode, USER_CODE_ALPHABET } from '../../src/services/device-authorizations'
 import { signIn, type SignedIn } from './auth-helpers'
 import { api, expectProblem, seedWorkspace } from './helpers'
+import type { DeviceAuthorization } from '../../src/services/device-authorizations'
 
-type DeviceAuthorization = {
-  deviceCode: string
-  userCode: string
-  verificationUri: string
-  verificationUriComplete: string
-  expiresIn: number
-  interval: number
-}
 
 const USER_CODE = new RegExp(`^[${USER_CODE_ALPHABET}]{4}-[${USER_CODE_ALPHABET}]{4}$`)
 
