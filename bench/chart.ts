@@ -2,19 +2,19 @@
  * The SVG chart of a bench result: per image, each path's time ÷ the floor.
  * `tsx bench/chart.ts [name]` redraws bench/results/<name>.svg from its JSON.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { barChart } from './lib/svg.js';
-import { RESULTS_DIR } from './lib/util.js';
+import { readFileSync, writeFileSync } from 'node:fs'
+import { barChart } from './lib/svg.js'
+import { RESULTS_DIR } from './lib/util.js'
 
 interface Report {
-  date: string;
-  machine: { cpuModel: string; cores: number; node: string; memoryGB: number };
-  floor: { median: number };
-  images: Array<{ name: string; ratios: Record<string, number | null> }>;
+  date: string
+  machine: { cpuModel: string; cores: number; node: string; memoryGB: number }
+  floor: { median: number }
+  images: Array<{ name: string; ratios: Record<string, number | null> }>
 }
 
 export function ratioChart(report: Report): string {
-  const { machine } = report;
+  const { machine } = report
   return barChart({
     title: 'Time per image ÷ one bare session.run (the floor); lower is better',
     subtitle: `${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGB} GB, node ${machine.node} · floor median ${(report.floor.median / 1000).toFixed(2)} s · ${report.date.slice(0, 10)}`,
@@ -26,14 +26,19 @@ export function ratioChart(report: Report): string {
     ],
     groups: report.images.map((r) => ({
       label: r.name.replace('synthetic-', '').replace(/\.(jpg|png)$/, ''),
-      values: [r.ratios.serverMaskToFloor, r.ratios.serverCutoutToFloor, r.ratios.apiRemovalToFloor, r.ratios.referenceToFloor],
+      values: [
+        r.ratios.serverMaskToFloor,
+        r.ratios.serverCutoutToFloor,
+        r.ratios.apiRemovalToFloor,
+        r.ratios.referenceToFloor,
+      ],
     })),
     lines: [{ value: 1.25, label: 'target at 1 MP: 1.25× the floor' }],
-  });
+  })
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const name = process.argv[2] ?? 'latest';
-  const report = JSON.parse(readFileSync(`${RESULTS_DIR}${name}.json`, 'utf8')) as Report;
-  writeFileSync(`${RESULTS_DIR}${name}.svg`, ratioChart(report));
+  const name = process.argv[2] ?? 'latest'
+  const report = JSON.parse(readFileSync(`${RESULTS_DIR}${name}.json`, 'utf8')) as Report
+  writeFileSync(`${RESULTS_DIR}${name}.svg`, ratioChart(report))
 }

@@ -14,14 +14,14 @@
  * Flags: --name <name> (default "latest"), --rounds <n> (scales repetitions), --no-api,
  * --no-reference, --no-quality, --only <substring of image names>, --verbose (child output).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import { callApi, callServer, createFloor, createReference, type ApiCall, type ServerCall } from './lib/clients.js';
-import { fixturePhoto, FIXTURE_PHOTOS, syntheticJpeg, type BenchImage } from './lib/images.js';
-import { startApi, startInference, type ApiStack } from './lib/stack.js';
-import { ratioChart } from './chart.js';
-import { runQualityBench } from './quality.js';
-import { machineInfo, median, RESULTS_DIR, rssOf, round, stats } from './lib/util.js';
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import { callApi, callServer, createFloor, createReference, type ApiCall, type ServerCall } from './lib/clients.js'
+import { fixturePhoto, FIXTURE_PHOTOS, syntheticJpeg, type BenchImage } from './lib/images.js'
+import { startApi, startInference, type ApiStack } from './lib/stack.js'
+import { ratioChart } from './chart.js'
+import { runQualityBench } from './quality.js'
+import { machineInfo, median, RESULTS_DIR, rssOf, round, stats } from './lib/util.js'
 
 const { values: flags } = parseArgs({
   options: {
@@ -33,98 +33,113 @@ const { values: flags } = parseArgs({
     only: { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
-});
-const scale = Number(flags.rounds);
-const log = (msg: string) => process.stderr.write(`${msg}\n`);
+})
+const scale = Number(flags.rounds)
+const log = (msg: string) => process.stderr.write(`${msg}\n`)
 
-const CUTOUT_QUERY = 'quality=balanced&alpha=raw&feather=0&output=cutout';
-const MASK_QUERY = 'quality=balanced&alpha=raw&feather=0&output=mask';
-const API_OPTIONS = { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' };
+const CUTOUT_QUERY = 'quality=balanced&alpha=raw&feather=0&output=cutout'
+const MASK_QUERY = 'quality=balanced&alpha=raw&feather=0&output=mask'
+const API_OPTIONS = { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' }
 
 interface Samples {
-  image: BenchImage;
-  reps: number;
-  mask: ServerCall[];
-  cutout: ServerCall[];
-  api: ApiCall[];
-  reference: number[];
+  image: BenchImage
+  reps: number
+  mask: ServerCall[]
+  cutout: ServerCall[]
+  api: ApiCall[]
+  reference: number[]
 }
 
-const started = Date.now();
-const machine = machineInfo();
-log(`machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGB} GB, node ${machine.node}`);
+const started = Date.now()
+const machine = machineInfo()
+log(`machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGB} GB, node ${machine.node}`)
 
-const images: BenchImage[] = [];
-for (const name of FIXTURE_PHOTOS) images.push(await fixturePhoto(name));
-for (const label of ['1mp', '12mp', '25mp'] as const) images.push(await syntheticJpeg(label));
-const selected = images.filter((i) => !flags.only || i.name.includes(flags.only));
-const repsFor = (i: BenchImage) => Math.max(1, Math.round(scale * (i.width * i.height > 5e6 ? 3 : i.name.includes('1mp') ? 7 : 3)));
-const samples: Samples[] = selected.map((image) => ({ image, reps: repsFor(image), mask: [], cutout: [], api: [], reference: [] }));
+const images: BenchImage[] = []
+for (const name of FIXTURE_PHOTOS) images.push(await fixturePhoto(name))
+for (const label of ['1mp', '12mp', '25mp'] as const) images.push(await syntheticJpeg(label))
+const selected = images.filter((i) => !flags.only || i.name.includes(flags.only))
+const repsFor = (i: BenchImage) =>
+  Math.max(1, Math.round(scale * (i.width * i.height > 5e6 ? 3 : i.name.includes('1mp') ? 7 : 3)))
+const samples: Samples[] = selected.map((image) => ({
+  image,
+  reps: repsFor(image),
+  mask: [],
+  cutout: [],
+  api: [],
+  reference: [],
+}))
 
-log('starting the inference server…');
-const server = await startInference({}, flags.verbose);
-let api: ApiStack | undefined;
-let apiError: string | undefined;
+log('starting the inference server…')
+const server = await startInference({}, flags.verbose)
+let api: ApiStack | undefined
+let apiError: string | undefined
 if (!flags['no-api']) {
-  log('starting wrangler dev…');
+  log('starting wrangler dev…')
   try {
-    api = await startApi(server, flags.verbose);
+    api = await startApi(server, flags.verbose)
   } catch (err) {
-    apiError = String(err);
-    log(`API path skipped: ${apiError}`);
+    apiError = String(err)
+    log(`API path skipped: ${apiError}`)
   }
 }
-const floor = await createFloor();
-const reference = flags['no-reference'] ? undefined : createReference();
-const floorTimes: number[] = [];
+const floor = await createFloor()
+const reference = flags['no-reference'] ? undefined : createReference()
+const floorTimes: number[] = []
 
+let serverRss = 0
 try {
   // Warm-up (untimed): first runs allocate and JIT.
-  const warm = samples.find((s) => s.image.name.includes('1mp'))?.image ?? selected[0];
-  log(`warm-up on ${warm.name}…`);
-  for (let i = 0; i < 2; i++) await floor.run();
-  await callServer(server, warm, MASK_QUERY);
-  await callServer(server, warm, CUTOUT_QUERY);
-  if (api) await callApi(api, warm, API_OPTIONS);
-  if (reference) await reference(warm);
+  const warm = samples.find((s) => s.image.name.includes('1mp'))?.image ?? selected[0]
+  log(`warm-up on ${warm.name}…`)
+  for (let i = 0; i < 2; i++) await floor.run()
+  await callServer(server, warm, MASK_QUERY)
+  await callServer(server, warm, CUTOUT_QUERY)
+  if (api) await callApi(api, warm, API_OPTIONS)
+  if (reference) await reference(warm)
 
-  const rounds = Math.max(...samples.map((s) => s.reps));
+  const rounds = Math.max(...samples.map((s) => s.reps))
   for (let round = 0; round < rounds; round++) {
     for (const s of samples) {
-      if (round >= s.reps) continue;
-      const t0 = performance.now();
-      await floor.run();
-      floorTimes.push(performance.now() - t0);
-      s.mask.push(await callServer(server, s.image, MASK_QUERY));
-      s.cutout.push(await callServer(server, s.image, CUTOUT_QUERY));
-      if (api) s.api.push(await callApi(api, s.image, API_OPTIONS));
+      if (round >= s.reps) continue
+      const t0 = performance.now()
+      await floor.run()
+      floorTimes.push(performance.now() - t0)
+      s.mask.push(await callServer(server, s.image, MASK_QUERY))
+      s.cutout.push(await callServer(server, s.image, CUTOUT_QUERY))
+      if (api) s.api.push(await callApi(api, s.image, API_OPTIONS))
       if (reference) {
-        const r0 = performance.now();
-        await reference(s.image);
-        s.reference.push(performance.now() - r0);
+        const r0 = performance.now()
+        await reference(s.image)
+        s.reference.push(performance.now() - r0)
       }
-      const last = (xs: { ms?: number }[]) => (xs.length ? (xs[xs.length - 1] as { ms: number }).ms.toFixed(0) : '-');
-      log(`round ${round + 1}/${s.reps} ${s.image.name}: floor ${floorTimes[floorTimes.length - 1].toFixed(0)} ms, mask ${last(s.mask)}, cutout ${last(s.cutout)}, api ${s.api.length ? s.api[s.api.length - 1].total.toFixed(0) : '-'}, reference ${s.reference.length ? s.reference[s.reference.length - 1].toFixed(0) : '-'}`);
+      const last = (xs: { ms?: number }[]) => (xs.length ? (xs[xs.length - 1] as { ms: number }).ms.toFixed(0) : '-')
+      log(
+        `round ${round + 1}/${s.reps} ${s.image.name}: floor ${floorTimes[floorTimes.length - 1].toFixed(0)} ms, mask ${last(s.mask)}, cutout ${last(s.cutout)}, api ${s.api.length ? s.api[s.api.length - 1].total.toFixed(0) : '-'}, reference ${s.reference.length ? s.reference[s.reference.length - 1].toFixed(0) : '-'}`,
+      )
     }
   }
 } finally {
-  var serverRss = server.child.proc.pid ? rssOf(server.child.proc.pid) : 0;
-  await floor.close();
-  await api?.stop();
-  await server.stop();
+  serverRss = server.child.proc.pid ? rssOf(server.child.proc.pid) : 0
+  await floor.close()
+  await api?.stop()
+  await server.stop()
 }
 
-const floorStats = stats(floorTimes);
-const f = floorStats.median;
-const ratio = (v: number | undefined, base: number | undefined) => (v === undefined || base === undefined || !base ? null : round(v / base, 2));
-const medianOf = (xs: number[]) => (xs.length ? median(xs) : undefined);
+const floorStats = stats(floorTimes)
+const f = floorStats.median
+const ratio = (v: number | undefined, base: number | undefined) =>
+  v === undefined || base === undefined || !base ? null : round(v / base, 2)
+const medianOf = (xs: number[]) => (xs.length ? median(xs) : undefined)
 
 const results = samples.map((s) => {
-  const cutoutMedian = medianOf(s.cutout.map((c) => c.ms));
-  const maskMedian = medianOf(s.mask.map((c) => c.ms));
-  const apiRemoval = medianOf(s.api.map((c) => c.removal + c.download));
-  const refMedian = medianOf(s.reference);
-  const stages = (calls: ServerCall[]) => Object.fromEntries(Object.keys(calls[0]?.timing ?? {}).map((k) => [k, round(median(calls.map((c) => c.timing[k])), 1)]));
+  const cutoutMedian = medianOf(s.cutout.map((c) => c.ms))
+  const maskMedian = medianOf(s.mask.map((c) => c.ms))
+  const apiRemoval = medianOf(s.api.map((c) => c.removal + c.download))
+  const refMedian = medianOf(s.reference)
+  const stages = (calls: ServerCall[]) =>
+    Object.fromEntries(
+      Object.keys(calls[0]?.timing ?? {}).map((k) => [k, round(median(calls.map((c) => c.timing[k])), 1)]),
+    )
   return {
     name: s.image.name,
     width: s.image.width,
@@ -161,11 +176,11 @@ const results = samples.map((s) => {
       serverCutout: cutoutMedian === undefined ? null : round(cutoutMedian - f, 0),
       apiRemoval: apiRemoval === undefined ? null : round(apiRemoval - f, 0),
     },
-  };
-});
+  }
+})
 
-const oneMp = results.find((r) => r.name.includes('1mp'));
-const big = results.find((r) => r.name.includes('25mp'));
+const oneMp = results.find((r) => r.name.includes('1mp'))
+const big = results.find((r) => r.name.includes('25mp'))
 const targets = {
   pipelineAt1MP: {
     rule: 'inference-server end to end (cutout) ≤ 1.25 × floor at 1 MP',
@@ -184,7 +199,7 @@ const targets = {
     removalOnlySeconds: big?.api ? round((big.api.removal.median - f) / 1000, 2) : null,
     ok: big?.api ? big.api.removal.median - f <= 3000 : null,
   },
-};
+}
 
 const report = {
   name: flags.name,
@@ -195,7 +210,8 @@ const report = {
     floor: 'bare session.run at [1,3,1024,1024], fp16 ISNet, 2 intra-op threads, arena off (the server options)',
     server: `POST /v1/remove (${MASK_QUERY} | ${CUTOUT_QUERY}), signed; time to the last response byte`,
     api: `wrangler dev: upload (create, PUT, complete), POST /v1/removals Prefer: wait=8 ${JSON.stringify(API_OPTIONS)}, GET result; "removalAndDownload" excludes the upload`,
-    reference: "@imgly/background-removal-node removeBackground(blob, { model: 'medium', output: { format: 'image/png' } }), session memoised by the package",
+    reference:
+      "@imgly/background-removal-node removeBackground(blob, { model: 'medium', output: { format: 'image/png' } }), session memoised by the package",
     rounds: scale,
     apiError,
   },
@@ -203,19 +219,22 @@ const report = {
   serverRssBytesAtEnd: serverRss,
   images: results,
   targets,
-};
+}
 
-mkdirSync(RESULTS_DIR, { recursive: true });
-writeFileSync(`${RESULTS_DIR}${flags.name}.json`, JSON.stringify(report, null, 2) + '\n');
-writeFileSync(`${RESULTS_DIR}${flags.name}.svg`, ratioChart(report));
-log(`\nfloor median ${f.toFixed(0)} ms`);
-for (const r of results) log(`${r.name.padEnd(22)} ${JSON.stringify(r.ratios)}`);
-log(JSON.stringify(targets, null, 2));
-log(`wrote bench/results/${flags.name}.json and .svg in ${report.durationSeconds} s`);
+mkdirSync(RESULTS_DIR, { recursive: true })
+writeFileSync(`${RESULTS_DIR}${flags.name}.json`, `${JSON.stringify(report, null, 2)}\n`)
+writeFileSync(`${RESULTS_DIR}${flags.name}.svg`, ratioChart(report))
+log(`\nfloor median ${f.toFixed(0)} ms`)
+for (const r of results) log(`${r.name.padEnd(22)} ${JSON.stringify(r.ratios)}`)
+log(JSON.stringify(targets, null, 2))
+log(`wrote bench/results/${flags.name}.json and .svg in ${report.durationSeconds} s`)
 
 if (!flags['no-quality']) {
-  log('\nquality benchmark…');
-  const quality = await runQualityBench({ log });
-  writeFileSync(`${RESULTS_DIR}quality-${flags.name}.json`, JSON.stringify({ name: flags.name, date: new Date().toISOString(), machine, ...quality }, null, 2) + '\n');
-  log(`${JSON.stringify(quality.meanBySize)}\nwrote bench/results/quality-${flags.name}.json`);
+  log('\nquality benchmark…')
+  const quality = await runQualityBench({ log })
+  writeFileSync(
+    `${RESULTS_DIR}quality-${flags.name}.json`,
+    `${JSON.stringify({ name: flags.name, date: new Date().toISOString(), machine, ...quality }, null, 2)}\n`,
+  )
+  log(`${JSON.stringify(quality.meanBySize)}\nwrote bench/results/quality-${flags.name}.json`)
 }

@@ -11,12 +11,12 @@
  * Flags: --requests <n> (default 1000), --warmup <n> (default 50), --name <name> (default "latest").
  * Takes about 20–35 minutes on 2 cores (the model run is ~1–2 s).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import { callServer } from './lib/clients.js';
-import { fixturePhoto, syntheticJpeg, type BenchImage } from './lib/images.js';
-import { startInference } from './lib/stack.js';
-import { machineInfo, median, RESULTS_DIR, rssOf, round } from './lib/util.js';
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import { callServer } from './lib/clients.js'
+import { fixturePhoto, syntheticJpeg, type BenchImage } from './lib/images.js'
+import { startInference } from './lib/stack.js'
+import { machineInfo, median, RESULTS_DIR, rssOf, round } from './lib/util.js'
 
 const { values: flags } = parseArgs({
   options: {
@@ -25,10 +25,10 @@ const { values: flags } = parseArgs({
     name: { type: 'string', default: 'latest' },
     verbose: { type: 'boolean', default: false },
   },
-});
-const total = Number(flags.requests);
-const warmup = Math.min(Number(flags.warmup), Math.floor(total / 4));
-const log = (msg: string) => process.stderr.write(`${msg}\n`);
+})
+const total = Number(flags.requests)
+const warmup = Math.min(Number(flags.warmup), Math.floor(total / 4))
+const log = (msg: string) => process.stderr.write(`${msg}\n`)
 
 const images: BenchImage[] = [
   await fixturePhoto('astronaut.png'),
@@ -36,7 +36,7 @@ const images: BenchImage[] = [
   await syntheticJpeg('1mp'),
   await fixturePhoto('coffee.png'),
   await fixturePhoto('chelsea.png'),
-];
+]
 const queries = [
   'quality=balanced&alpha=raw&feather=0&output=cutout',
   'quality=fast&alpha=binary&threshold=0.5&feather=1&output=mask',
@@ -44,53 +44,56 @@ const queries = [
   'quality=fast&alpha=raw&feather=0&output=cutout',
   'quality=balanced&alpha=binary&threshold=0.3&feather=0&output=mask',
   'quality=balanced&alpha=raw&feather=0&output=mask',
-];
+]
 
-const MB = 2 ** 20;
-const started = Date.now();
-const server = await startInference({}, flags.verbose);
-const pid = server.child.proc.pid!;
-const rssAtReady = rssOf(pid);
-let peak = rssAtReady;
+const MB = 2 ** 20
+const started = Date.now()
+const server = await startInference({}, flags.verbose)
+const pid = server.child.proc.pid!
+const rssAtReady = rssOf(pid)
+let peak = rssAtReady
 const sampler = setInterval(() => {
   try {
-    peak = Math.max(peak, rssOf(pid));
+    peak = Math.max(peak, rssOf(pid))
   } catch {
     // exited
   }
-}, 250);
+}, 250)
 
-mkdirSync(RESULTS_DIR, { recursive: true });
-const rss: number[] = [];
-const ms: number[] = [];
-let failures = 0;
+mkdirSync(RESULTS_DIR, { recursive: true })
+const rss: number[] = []
+const ms: number[] = []
+let failures = 0
 try {
   for (let i = 0; i < total; i++) {
-    const image = images[i % images.length];
-    const query = queries[i % queries.length];
+    const image = images[i % images.length]
+    const query = queries[i % queries.length]
     try {
-      ms.push((await callServer(server, image, query)).ms);
+      ms.push((await callServer(server, image, query)).ms)
     } catch (err) {
-      failures++;
-      log(`request ${i}: ${String(err).slice(0, 200)}`);
+      failures++
+      log(`request ${i}: ${String(err).slice(0, 200)}`)
     }
-    rss.push(rssOf(pid));
+    rss.push(rssOf(pid))
     // Partial results every 50 requests, so an interrupted soak still leaves its series.
-    if ((i + 1) % 50 === 0 && i + 1 > warmup + 10) write(buildReport(false));
-    if ((i + 1) % 50 === 0) log(`${i + 1}/${total}: RSS ${(rss[i] / MB).toFixed(0)} MB, peak ${(peak / MB).toFixed(0)} MB, median ${median(ms.slice(-50)).toFixed(0)} ms/request`);
+    if ((i + 1) % 50 === 0 && i + 1 > warmup + 10) write(buildReport(false))
+    if ((i + 1) % 50 === 0)
+      log(
+        `${i + 1}/${total}: RSS ${(rss[i] / MB).toFixed(0)} MB, peak ${(peak / MB).toFixed(0)} MB, median ${median(ms.slice(-50)).toFixed(0)} ms/request`,
+      )
   }
 } finally {
-  clearInterval(sampler);
-  await server.stop();
+  clearInterval(sampler)
+  await server.stop()
 }
 
 function buildReport(complete: boolean) {
-  const steady = rss.slice(warmup);
-  const tenth = Math.max(1, Math.floor(steady.length / 10));
-  const early = median(steady.slice(0, tenth));
-  const late = median(steady.slice(-tenth));
-  const growth = (late - early) / early;
-  const steadyMax = Math.max(...steady);
+  const steady = rss.slice(warmup)
+  const tenth = Math.max(1, Math.floor(steady.length / 10))
+  const early = median(steady.slice(0, tenth))
+  const late = median(steady.slice(-tenth))
+  const growth = (late - early) / early
+  const steadyMax = Math.max(...steady)
   return {
     name: flags.name,
     complete,
@@ -103,7 +106,8 @@ function buildReport(complete: boolean) {
       warmup,
       images: images.map((i) => `${i.name} ${i.width}×${i.height}`),
       queries,
-      server: 'inference-server/src/main.ts with its defaults (concurrency 1, 2 intra-op threads, arena off, model in a worker thread)',
+      server:
+        'inference-server/src/main.ts with its defaults (concurrency 1, 2 intra-op threads, arena off, model in a worker thread)',
       growth: 'median RSS of the first 10 % of requests after the warm-up vs the last 10 %',
       rss: 'VmRSS of the server process after each response; peak sampled every 250 ms (includes the model run)',
     },
@@ -122,13 +126,13 @@ function buildReport(complete: boolean) {
       growthUnder5Percent: growth < 0.05,
     },
     rssAfterEachRequestMB: rss.map((v) => round(v / MB, 1)),
-  };
+  }
 }
 function write(report: ReturnType<typeof buildReport>): void {
-  writeFileSync(`${RESULTS_DIR}soak-${flags.name}.json`, JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(`${RESULTS_DIR}soak-${flags.name}.json`, `${JSON.stringify(report, null, 2)}\n`)
 }
-const report = buildReport(true);
-mkdirSync(RESULTS_DIR, { recursive: true });
-write(report);
-log(JSON.stringify({ ...report, rssAfterEachRequestMB: `[${rss.length} samples]` }, null, 2));
-log(`wrote bench/results/soak-${flags.name}.json`);
+const report = buildReport(true)
+mkdirSync(RESULTS_DIR, { recursive: true })
+write(report)
+log(JSON.stringify({ ...report, rssAfterEachRequestMB: `[${rss.length} samples]` }, null, 2))
+log(`wrote bench/results/soak-${flags.name}.json`)

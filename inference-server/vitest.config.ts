@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { defineConfig } from 'vitest/config'
 
 // The real model takes seconds to load and ~1 GB: one forked worker, one file at a time,
 // and timeouts sized for a 2-core CPU box.
@@ -11,4 +11,4 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 180_000,
   },
-});
+})

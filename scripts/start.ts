@@ -91,11 +91,26 @@ async function applyMigrations(): Promise<void> {
   log('applying D1 migrations (local)…')
   const out = await wrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', stateDir])
   const applied = out.match(/✅|No migrations to apply/g)
-  log(/No migrations to apply/.test(out) ? 'D1 migrations: up to date' : `D1 migrations: applied (${applied?.length ?? 0})`)
+  log(
+    /No migrations to apply/.test(out)
+      ? 'D1 migrations: up to date'
+      : `D1 migrations: applied (${applied?.length ?? 0})`,
+  )
 }
 
 async function d1(command: string, json = false): Promise<string> {
-  return wrangler(['d1', 'execute', 'DB', '--local', '--persist-to', stateDir, '--yes', ...(json ? ['--json'] : []), '--command', command])
+  return wrangler([
+    'd1',
+    'execute',
+    'DB',
+    '--local',
+    '--persist-to',
+    stateDir,
+    '--yes',
+    ...(json ? ['--json'] : []),
+    '--command',
+    command,
+  ])
 }
 
 /** Seeds on first run; later runs re-assert the same rows (INSERT OR IGNORE) and reuse the key. */
@@ -103,7 +118,10 @@ async function seed(): Promise<DevKeyState> {
   let state = readKeyState(keyStatePath)
   if (!state) {
     // No key file (first run, or it was deleted): reuse an existing Development workspace if any.
-    const out = await d1(`SELECT id FROM workspaces WHERE name = '${DEV_WORKSPACE_NAME}' ORDER BY created_at LIMIT 1`, true)
+    const out = await d1(
+      `SELECT id FROM workspaces WHERE name = '${DEV_WORKSPACE_NAME}' ORDER BY created_at LIMIT 1`,
+      true,
+    )
     let existing: string | undefined
     try {
       existing = (JSON.parse(out) as Array<{ results: Array<{ id: string }> }>)[0]?.results[0]?.id
@@ -118,7 +136,7 @@ async function seed(): Promise<DevKeyState> {
   return state
 }
 
-let children: Child[] = []
+const children: Child[] = []
 let shuttingDown = false
 
 async function shutdown(code: number, reason: string): Promise<never> {
@@ -180,7 +198,14 @@ async function main(): Promise<void> {
   children.push(inference)
   watch(inference)
   log(`waiting for the inference server on http://${HOST}:${inferencePort} (model load takes a few seconds)…`)
-  if (!(await waitForOk(`http://${HOST}:${inferencePort}/health/ready`, inference, INFERENCE_READY_TIMEOUT_MS, aborter.signal))) {
+  if (
+    !(await waitForOk(
+      `http://${HOST}:${inferencePort}/health/ready`,
+      inference,
+      INFERENCE_READY_TIMEOUT_MS,
+      aborter.signal,
+    ))
+  ) {
     if (!shuttingDown) await shutdown(1, 'the inference server did not become ready')
     return
   }

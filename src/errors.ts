@@ -48,11 +48,7 @@ const TITLES: Record<ErrorCode, string> = {
 }
 
 /** Codes a client may retry unchanged (after `Retry-After` where given). */
-const RETRYABLE = new Set<ErrorCode>([
-  'authorization_pending',
-  'rate_limit_exceeded',
-  'processor_unavailable',
-])
+const RETRYABLE = new Set<ErrorCode>(['authorization_pending', 'rate_limit_exceeded', 'processor_unavailable'])
 
 export interface ApiErrorOptions {
   field?: string
@@ -137,7 +133,7 @@ export function issueToApiError(issue: ZodIssueLike, prefix: PropertyKey[] = [])
 /** The `defaultHook` of every OpenAPIHono router: the first zod issue becomes a 400 problem. */
 export function validationHook(
   result: { success: boolean; error?: { issues: ZodIssueLike[] }; target?: string },
-  c: Context<AppEnv>,
+  _c: Context<AppEnv>,
 ) {
   if (result.success || !result.error) return
   const issue = result.error.issues[0]
@@ -155,10 +151,7 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
     return problemResponse(c, new ApiError('invalid_input', `Malformed body: ${err.message}`))
   }
   console.error(JSON.stringify({ level: 'error', requestId: c.get('requestId'), error: String(err) }))
-  return problemResponse(
-    c,
-    new ApiError('processing_failed', 'An unexpected error occurred', { retryable: true }),
-  )
+  return problemResponse(c, new ApiError('processing_failed', 'An unexpected error occurred', { retryable: true }))
 }
 
 export const notFound: NotFoundHandler<AppEnv> = (c) =>

@@ -1,23 +1,23 @@
 /** The benchmark's inputs: the fixture photos, and camera-like JPEGs made with sharp at run time. */
-import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
-import { sharp } from './deps.js';
+import { readFile } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
+import { sharp } from './deps.js'
 
 export interface BenchImage {
-  name: string;
-  bytes: Uint8Array;
-  mimeType: string;
-  width: number;
-  height: number;
+  name: string
+  bytes: Uint8Array
+  mimeType: string
+  width: number
+  height: number
 }
 
-const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
-export const FIXTURE_PHOTOS = ['astronaut.png', 'rocket.jpg', 'chelsea.png', 'coffee.png'] as const;
+const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url))
+export const FIXTURE_PHOTOS = ['astronaut.png', 'rocket.jpg', 'chelsea.png', 'coffee.png'] as const
 
 export async function fixturePhoto(name: string): Promise<BenchImage> {
-  const bytes = new Uint8Array(await readFile(`${FIXTURES}${name}`));
-  const { width = 0, height = 0, format } = await sharp(bytes).metadata();
-  return { name, bytes, mimeType: format === 'jpeg' ? 'image/jpeg' : 'image/png', width, height };
+  const bytes = new Uint8Array(await readFile(`${FIXTURES}${name}`))
+  const { width = 0, height = 0, format } = await sharp(bytes).metadata()
+  return { name, bytes, mimeType: format === 'jpeg' ? 'image/jpeg' : 'image/png', width, height }
 }
 
 /** 3:2 sizes: 1224×816 ≈ 1 MP, 4240×2832 ≈ 12 MP, 6120×4080 ≈ 25 MP (just under the 25,000,000 px limit). */
@@ -25,21 +25,26 @@ export const SYNTHETIC_SIZES = {
   '1mp': [1224, 816],
   '12mp': [4240, 2832],
   '25mp': [6120, 4080],
-} as const;
+} as const
 
 /**
  * rocket.jpg upscaled to `width`×`height` with soft-light Gaussian grain, so the JPEG holds
  * camera-like detail (a smooth upscale would compress and PNG-encode unrealistically well).
  */
 export async function syntheticJpeg(label: keyof typeof SYNTHETIC_SIZES): Promise<BenchImage> {
-  const [width, height] = SYNTHETIC_SIZES[label];
-  const base = await sharp(`${FIXTURES}rocket.jpg`).resize(width, height, { fit: 'fill', kernel: 'lanczos3' }).raw().toBuffer();
-  const grain = await sharp({ create: { width, height, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 24 } } })
+  const [width, height] = SYNTHETIC_SIZES[label]
+  const base = await sharp(`${FIXTURES}rocket.jpg`)
+    .resize(width, height, { fit: 'fill', kernel: 'lanczos3' })
+    .raw()
+    .toBuffer()
+  const grain = await sharp({
+    create: { width, height, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 24 } },
+  })
     .png({ compressionLevel: 0 })
-    .toBuffer();
+    .toBuffer()
   const bytes = await sharp(base, { raw: { width, height, channels: 3 } })
     .composite([{ input: grain, blend: 'soft-light' }])
     .jpeg({ quality: 90 })
-    .toBuffer();
-  return { name: `synthetic-${label}.jpg`, bytes: new Uint8Array(bytes), mimeType: 'image/jpeg', width, height };
+    .toBuffer()
+  return { name: `synthetic-${label}.jpg`, bytes: new Uint8Array(bytes), mimeType: 'image/jpeg', width, height }
 }

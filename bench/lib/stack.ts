@@ -5,45 +5,51 @@
  * - `wrangler dev` for the Worker, with local D1/R2/Durable Objects persisted under bench/.state,
  *   migrations applied and one workspace + API key seeded with `wrangler d1 execute --local`.
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { execFile } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
-import { promisify } from 'node:util';
-import { freePort, ROOT, startChild, stopChild, waitForOk, type Child } from './util.js';
+import { createHash, randomBytes, randomUUID } from 'node:crypto'
+import { execFile } from 'node:child_process'
+import { mkdirSync, rmSync } from 'node:fs'
+import { promisify } from 'node:util'
+import { freePort, ROOT, startChild, stopChild, waitForOk, type Child } from './util.js'
 
-const run = promisify(execFile);
-const WRANGLER = `${ROOT}node_modules/wrangler/bin/wrangler.js`;
-const QUIET_WRANGLER = { WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' };
+const run = promisify(execFile)
+const WRANGLER = `${ROOT}node_modules/wrangler/bin/wrangler.js`
+const QUIET_WRANGLER = { WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' }
 
 export interface InferenceServer {
-  url: string;
-  child: Child;
-  signingKey: string;
-  stop(): Promise<void>;
+  url: string
+  child: Child
+  signingKey: string
+  stop(): Promise<void>
 }
 
 /** Spawns the inference server and waits for `/health/ready`. */
 export async function startInference(env: Record<string, string> = {}, verbose = false): Promise<InferenceServer> {
-  const port = await freePort();
-  const signingKey = randomBytes(32).toString('base64url');
-  const child = startChild('inference', process.execPath, ['--import', 'tsx', 'inference-server/src/main.ts'], {
-    ...process.env,
-    ONNXRUNTIME_NODE_INSTALL: 'skip',
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    INFERENCE_SIGNING_KEY: signingKey,
-    ...env,
-  }, verbose);
-  const url = `http://127.0.0.1:${port}`;
-  await waitForOk(`${url}/health/ready`, child, 180_000);
-  return { url, child, signingKey, stop: () => stopChild(child) };
+  const port = await freePort()
+  const signingKey = randomBytes(32).toString('base64url')
+  const child = startChild(
+    'inference',
+    process.execPath,
+    ['--import', 'tsx', 'inference-server/src/main.ts'],
+    {
+      ...process.env,
+      ONNXRUNTIME_NODE_INSTALL: 'skip',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      INFERENCE_SIGNING_KEY: signingKey,
+      ...env,
+    },
+    verbose,
+  )
+  const url = `http://127.0.0.1:${port}`
+  await waitForOk(`${url}/health/ready`, child, 180_000)
+  return { url, child, signingKey, stop: () => stopChild(child) }
 }
 
 export interface ApiStack {
-  url: string;
-  apiKey: string;
-  child: Child;
-  stop(): Promise<void>;
+  url: string
+  apiKey: string
+  child: Child
+  stop(): Promise<void>
 }
 
 async function wrangler(args: string[]): Promise<string> {
@@ -51,35 +57,41 @@ async function wrangler(args: string[]): Promise<string> {
     cwd: ROOT,
     env: { ...process.env, ...QUIET_WRANGLER, CI: 'true' },
     maxBuffer: 16 * 1024 * 1024,
-  });
-  return stdout;
+  })
+  return stdout
 }
 
 /**
  * `wrangler dev` against `inference`, with fresh local state and a seeded API key (10,000 credits).
  */
 export async function startApi(inference: InferenceServer, verbose = false): Promise<ApiStack> {
-  const state = `${ROOT}bench/.state/wrangler`;
-  rmSync(state, { recursive: true, force: true });
-  mkdirSync(state, { recursive: true });
-  await wrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', state]);
+  const state = `${ROOT}bench/.state/wrangler`
+  rmSync(state, { recursive: true, force: true })
+  mkdirSync(state, { recursive: true })
+  await wrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', state])
 
-  const workspaceId = randomUUID();
-  const apiKey = `sk_live_${randomBytes(32).toString('base64url')}`;
-  const hash = createHash('sha256').update(apiKey).digest('hex');
-  const periodEnd = new Date(Date.now() + 30 * 86_400_000).toISOString();
-  const scopes = JSON.stringify(['images:write', 'jobs:read']);
+  const workspaceId = randomUUID()
+  const apiKey = `sk_live_${randomBytes(32).toString('base64url')}`
+  const hash = createHash('sha256').update(apiKey).digest('hex')
+  const periodEnd = new Date(Date.now() + 30 * 86_400_000).toISOString()
+  const scopes = JSON.stringify(['images:write', 'jobs:read'])
   await wrangler([
-    'd1', 'execute', 'DB', '--local', '--persist-to', state, '--command',
+    'd1',
+    'execute',
+    'DB',
+    '--local',
+    '--persist-to',
+    state,
+    '--command',
     [
       `INSERT INTO workspaces (id, name) VALUES ('${workspaceId}', 'Bench')`,
       `INSERT INTO credit_accounts (workspace_id, credit_limit, period_ends_at) VALUES ('${workspaceId}', 10000, '${periodEnd}')`,
       `INSERT INTO api_keys (id, workspace_id, name, prefix, hash, scopes) VALUES ('${randomUUID()}', '${workspaceId}', 'bench', '${apiKey.slice(0, 12)}', '${hash}', '${scopes}')`,
     ].join('; '),
-  ]);
+  ])
 
-  const port = await freePort();
-  const inspector = await freePort();
+  const port = await freePort()
+  const inspector = await freePort()
   const vars: Record<string, string> = {
     ENVIRONMENT: 'development',
     INFERENCE_URL: inference.url,
@@ -87,14 +99,27 @@ export async function startApi(inference: InferenceServer, verbose = false): Pro
     RESULT_SIGNING_KEY: randomBytes(32).toString('base64url'),
     DATA_ENCRYPTION_KEY: randomBytes(32).toString('base64url'),
     SSRF_ALLOWLIST: '127.0.0.1',
-  };
-  const args = [WRANGLER, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspector), '--persist-to', state, '--log-level', 'warn'];
-  for (const [name, value] of Object.entries(vars)) args.push('--var', `${name}:${value}`);
-  const child = startChild('wrangler', process.execPath, args, { ...process.env, ...QUIET_WRANGLER }, verbose);
-  const url = `http://127.0.0.1:${port}`;
+  }
+  const args = [
+    WRANGLER,
+    'dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--inspector-port',
+    String(inspector),
+    '--persist-to',
+    state,
+    '--log-level',
+    'warn',
+  ]
+  for (const [name, value] of Object.entries(vars)) args.push('--var', `${name}:${value}`)
+  const child = startChild('wrangler', process.execPath, args, { ...process.env, ...QUIET_WRANGLER }, verbose)
+  const url = `http://127.0.0.1:${port}`
   await waitForOk(`${url}/health/live`, child, 120_000).catch(async (err) => {
-    await stopChild(child);
-    throw err;
-  });
-  return { url, apiKey, child, stop: () => stopChild(child) };
+    await stopChild(child)
+    throw err
+  })
+  return { url, apiKey, child, stop: () => stopChild(child) }
 }

@@ -3,33 +3,38 @@
  * past that the request is refused at once with 503 rather than queued without bound (each
  * waiting request holds its body, and each running one up to ~1.5 GB at 25 MP).
  */
-import { InferenceError } from './errors.js';
+import { InferenceError } from './errors.js'
 
 export interface LimiterStats {
-  running: number;
-  queued: number;
-  concurrency: number;
-  queueLimit: number;
+  running: number
+  queued: number
+  concurrency: number
+  queueLimit: number
 }
 
 export class Limiter {
-  readonly concurrency: number;
-  readonly queueLimit: number;
-  #running = 0;
-  #waiting: Array<() => void> = [];
+  readonly concurrency: number
+  readonly queueLimit: number
+  #running = 0
+  #waiting: Array<() => void> = []
 
   constructor({ concurrency = 1, queueLimit = 8 }: { concurrency?: number; queueLimit?: number } = {}) {
-    this.concurrency = concurrency;
-    this.queueLimit = queueLimit;
+    this.concurrency = concurrency
+    this.queueLimit = queueLimit
   }
 
   /** True when a new request would be refused: every slot busy and the queue full. */
   get saturated(): boolean {
-    return this.#running >= this.concurrency && this.#waiting.length >= this.queueLimit;
+    return this.#running >= this.concurrency && this.#waiting.length >= this.queueLimit
   }
 
   get stats(): LimiterStats {
-    return { running: this.#running, queued: this.#waiting.length, concurrency: this.concurrency, queueLimit: this.queueLimit };
+    return {
+      running: this.#running,
+      queued: this.#waiting.length,
+      concurrency: this.concurrency,
+      queueLimit: this.queueLimit,
+    }
   }
 
   /**
@@ -39,23 +44,27 @@ export class Limiter {
   async run<T>(task: () => Promise<T>): Promise<T> {
     if (this.#running >= this.concurrency) {
       if (this.#waiting.length >= this.queueLimit) {
-        throw new InferenceError('processor_unavailable', `Inference is saturated: ${this.#running} running, ${this.#waiting.length} queued`, { retryAfter: 1 });
+        throw new InferenceError(
+          'processor_unavailable',
+          `Inference is saturated: ${this.#running} running, ${this.#waiting.length} queued`,
+          { retryAfter: 1 },
+        )
       }
       // The slot is handed over by release(), so #running never drops below the cap in between.
-      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+      await new Promise<void>((resolve) => this.#waiting.push(resolve))
     } else {
-      this.#running++;
+      this.#running++
     }
     try {
-      return await task();
+      return await task()
     } finally {
-      this.#release();
+      this.#release()
     }
   }
 
   #release(): void {
-    const next = this.#waiting.shift();
-    if (next) next();
-    else this.#running--;
+    const next = this.#waiting.shift()
+    if (next) next()
+    else this.#running--
   }
 }

@@ -3,65 +3,70 @@
  * Listens first (so /health/live answers during the few seconds the model takes to load), then
  * loads the one model and reports ready.
  */
-import sharp from 'sharp';
-import { Limiter } from './limiter.js';
-import { createSegmenter } from './segmentation/index.js';
-import { createApp, startServer, type SegmenterSlot } from './server.js';
+import sharp from 'sharp'
+import { Limiter } from './limiter.js'
+import { createSegmenter } from './segmentation/index.js'
+import { createApp, startServer, type SegmenterSlot } from './server.js'
 
 function intFromEnv(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
+  const raw = process.env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
   if (!Number.isInteger(value) || value < min) {
-    throw new Error(`Expected integer of at least ${min} for ${name} but received ${raw} of type string`);
+    throw new Error(`Expected integer of at least ${min} for ${name} but received ${raw} of type string`)
   }
-  return value;
+  return value
 }
 
-const signingKey = process.env.INFERENCE_SIGNING_KEY;
+const signingKey = process.env.INFERENCE_SIGNING_KEY
 if (!signingKey) {
-  console.error('INFERENCE_SIGNING_KEY is required');
-  process.exit(1);
+  console.error('INFERENCE_SIGNING_KEY is required')
+  process.exit(1)
 }
-const port = intFromEnv('PORT', 7071, 0);
-const host = process.env.HOST || '127.0.0.1';
+const port = intFromEnv('PORT', 7071, 0)
+const host = process.env.HOST || '127.0.0.1'
 const limiter = new Limiter({
   concurrency: intFromEnv('INFERENCE_CONCURRENCY', 1, 1),
   queueLimit: intFromEnv('INFERENCE_QUEUE_LIMIT', 8, 0),
-});
-const threads = intFromEnv('INFERENCE_THREADS', 2, 1);
-const providers = process.env.INFERENCE_PROVIDERS || 'cpu';
-const spinning = process.env.INFERENCE_SPIN === '1';
+})
+const threads = intFromEnv('INFERENCE_THREADS', 2, 1)
+const providers = process.env.INFERENCE_PROVIDERS || 'cpu'
+const spinning = process.env.INFERENCE_SPIN === '1'
 // libvips: no operation cache (every request's pixels are new, and the cache only holds memory),
 // and one worker thread: decode and PNG encode gained nothing from a second one here (bench/), and
 // the model wants the other core. SHARP_CONCURRENCY overrides.
-sharp.cache(false);
-sharp.concurrency(intFromEnv('SHARP_CONCURRENCY', 1, 0));
-const model: SegmenterSlot = {};
+sharp.cache(false)
+sharp.concurrency(intFromEnv('SHARP_CONCURRENCY', 1, 0))
+const model: SegmenterSlot = {}
 
-const app = createApp({ signingKey, model, limiter });
-const running = await startServer(app, { port, host });
-console.log(`inference server listening on ${running.url}`);
+const app = createApp({ signingKey, model, limiter })
+const running = await startServer(app, { port, host })
+console.log(`inference server listening on ${running.url}`)
 
-let stopping = false;
+let stopping = false
 async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  console.log(`${signal} received, shutting down`);
+  if (stopping) return
+  stopping = true
+  console.log(`${signal} received, shutting down`)
   // Stop accepting, let in-flight requests finish, then free the native session.
-  const forced = setTimeout(() => process.exit(1), 10_000).unref();
-  await running.close().catch(() => undefined);
-  await model.current?.close().catch(() => undefined);
-  clearTimeout(forced);
-  process.exit(0);
+  const forced = setTimeout(() => process.exit(1), 10_000).unref()
+  await running.close().catch(() => undefined)
+  await model.current?.close().catch(() => undefined)
+  clearTimeout(forced)
+  process.exit(0)
 }
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'))
+process.on('SIGINT', () => void shutdown('SIGINT'))
 
 try {
-  model.current = await createSegmenter({ modelPath: process.env.SEGMENTATION_MODEL || undefined, threads, providers: providers.split(','), spinning });
-  console.log(`model ready ${model.current.version} (providers ${providers}, ${threads} threads)`);
+  model.current = await createSegmenter({
+    modelPath: process.env.SEGMENTATION_MODEL || undefined,
+    threads,
+    providers: providers.split(','),
+    spinning,
+  })
+  console.log(`model ready ${model.current.version} (providers ${providers}, ${threads} threads)`)
 } catch (err) {
-  console.error(err);
-  process.exit(1);
+  console.error(err)
+  process.exit(1)
 }

@@ -2,14 +2,14 @@
  * The removal pipeline: decode → segment → alpha → (compose) → encode, timed per stage for
  * `Server-Timing`. Plain functions with their dependencies first, so tests call them directly.
  */
-import { InferenceError, toInferenceError } from './errors.js';
-import { applyAlpha } from './imaging/alpha.js';
-import { composeCutout } from './imaging/compose.js';
-import { decodeImage, type ImageInfo } from './imaging/decode.js';
-import { encodeCutoutPng, encodeMaskPng } from './imaging/encode.js';
-import { decontaminate, refineMask } from './imaging/refine.js';
-import type { Quality, RemoveOptions } from './options.js';
-import type { Segmenter } from './segmentation/index.js';
+import { InferenceError, toInferenceError } from './errors.js'
+import { applyAlpha } from './imaging/alpha.js'
+import { composeCutout } from './imaging/compose.js'
+import { decodeImage, type ImageInfo } from './imaging/decode.js'
+import { encodeCutoutPng, encodeMaskPng } from './imaging/encode.js'
+import { decontaminate, refineMask } from './imaging/refine.js'
+import type { Quality, RemoveOptions } from './options.js'
+import type { Segmenter } from './segmentation/index.js'
 
 /**
  * What each quality level does. The model's input is static 1024×1024 (STACK.md), so no level
@@ -24,31 +24,31 @@ export const QUALITY_PROFILES: Record<Quality, { compressionLevel: number; refin
   // only where the source is larger than the model's 1024² input, and edge-colour
   // decontamination of cutouts at any size.
   high: { compressionLevel: 6, refine: true },
-};
+}
 
 /** Below this long side the model mask is already at (or above) source resolution: nothing to refine. */
-export const REFINE_MIN_SIDE = 1024;
+export const REFINE_MIN_SIDE = 1024
 
 export interface Timings {
-  decode: number;
-  segment: number;
-  alpha: number;
-  encode: number;
+  decode: number
+  segment: number
+  alpha: number
+  encode: number
 }
 
 export interface RemoveResult {
-  png: Buffer;
-  width: number;
-  height: number;
-  timings: Timings;
+  png: Buffer
+  width: number
+  height: number
+  timings: Timings
 }
 
 async function timed<T>(timings: Partial<Timings>, stage: keyof Timings, work: () => Promise<T> | T): Promise<T> {
-  const start = performance.now();
+  const start = performance.now()
   try {
-    return await work();
+    return await work()
   } finally {
-    timings[stage] = performance.now() - start;
+    timings[stage] = performance.now() - start
   }
 }
 
@@ -57,28 +57,34 @@ async function timed<T>(timings: Partial<Timings>, stage: keyof Timings, work: (
  * @throws {InferenceError} 400/413/415 for bad images, 500 `processing_failed` for model or encoder failures
  * @example const { png } = await removeBackground(segmenter, bytes, { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' });
  */
-export async function removeBackground(segmenter: Segmenter, bytes: Uint8Array, options: RemoveOptions): Promise<RemoveResult> {
-  const timings: Partial<Timings> = {};
-  const { image } = await timed(timings, 'decode', () => decodeImage(bytes, { maxPixels: options.maxPixels }));
+export async function removeBackground(
+  segmenter: Segmenter,
+  bytes: Uint8Array,
+  options: RemoveOptions,
+): Promise<RemoveResult> {
+  const timings: Partial<Timings> = {}
+  const { image } = await timed(timings, 'decode', () => decodeImage(bytes, { maxPixels: options.maxPixels }))
   try {
-    const profile = QUALITY_PROFILES[options.quality];
+    const profile = QUALITY_PROFILES[options.quality]
     // Refinement is counted in `segment`: it is part of making the mask.
     const raw = await timed(timings, 'segment', async () => {
-      const mask = await segmenter.segment(image);
-      return profile.refine && Math.max(image.width, image.height) > REFINE_MIN_SIDE ? refineMask(image, mask) : mask;
-    });
-    const mask = await timed(timings, 'alpha', () => applyAlpha(raw, options.alpha));
+      const mask = await segmenter.segment(image)
+      return profile.refine && Math.max(image.width, image.height) > REFINE_MIN_SIDE ? refineMask(image, mask) : mask
+    })
+    const mask = await timed(timings, 'alpha', () => applyAlpha(raw, options.alpha))
     // `encode` covers compose (and, for high, the edge-colour decontamination) and the PNG.
     const png = await timed(timings, 'encode', async () => {
-      if (options.output === 'mask') return encodeMaskPng(mask, profile);
+      if (options.output === 'mask') return encodeMaskPng(mask, profile)
       // Decontaminate with the soft (refined) alpha, the best estimate of how much background each
       // edge pixel holds, whatever threshold or feather the output alpha then gets.
-      const colour = profile.refine ? await decontaminate(image, raw) : image;
-      return encodeCutoutPng(composeCutout(colour, mask), profile);
-    });
-    return { png, width: image.width, height: image.height, timings: timings as Timings };
+      const colour = profile.refine ? await decontaminate(image, raw) : image
+      return encodeCutoutPng(composeCutout(colour, mask), profile)
+    })
+    return { png, width: image.width, height: image.height, timings: timings as Timings }
   } catch (err) {
-    throw err instanceof InferenceError ? err : toInferenceError(err, `Background removal failed with model ${segmenter.version}`);
+    throw err instanceof InferenceError
+      ? err
+      : toInferenceError(err, `Background removal failed with model ${segmenter.version}`)
   }
 }
 
@@ -87,6 +93,6 @@ export async function removeBackground(segmenter: Segmenter, bytes: Uint8Array, 
  * @example await inspectImage(bytes) // { mimeType: 'image/png', width: 512, height: 512 }
  */
 export async function inspectImage(bytes: Uint8Array): Promise<ImageInfo> {
-  const { mimeType, width, height } = await decodeImage(bytes);
-  return { mimeType, width, height };
+  const { mimeType, width, height } = await decodeImage(bytes)
+  return { mimeType, width, height }
 }

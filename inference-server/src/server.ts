@@ -3,38 +3,38 @@
  * `createApp` takes every dependency, so tests build it with a stub or a real segmenter and
  * `startServer` binds it to a port.
  */
-import { type AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
-import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
-import { createVerifier, type Verifier } from './auth.js';
-import { InferenceError, toInferenceError } from './errors.js';
-import { Limiter } from './limiter.js';
-import { parseRemoveOptions } from './options.js';
-import { inspectImage, removeBackground } from './remove.js';
-import type { Segmenter } from './segmentation/index.js';
+import type { AddressInfo } from 'node:net'
+import { serve, type ServerType } from '@hono/node-server'
+import { Hono, type Context } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
+import { createVerifier, type Verifier } from './auth.js'
+import { InferenceError, toInferenceError } from './errors.js'
+import { Limiter } from './limiter.js'
+import { parseRemoveOptions } from './options.js'
+import { inspectImage, removeBackground } from './remove.js'
+import type { Segmenter } from './segmentation/index.js'
 
 /** 50 MB (SPEC.md §8 upload limit). */
-export const MAX_BODY_BYTES = 50 * 1024 * 1024;
+export const MAX_BODY_BYTES = 50 * 1024 * 1024
 
 /** Holds the model once it has loaded; routes answer 503 `processor_unavailable` until then. */
 export interface SegmenterSlot {
-  current?: Segmenter;
+  current?: Segmenter
 }
 
 export interface AppOptions {
   /** `INFERENCE_SIGNING_KEY`. */
-  signingKey: string;
-  model: SegmenterSlot;
-  limiter?: Limiter;
-  verifier?: Verifier;
-  maxBodyBytes?: number;
+  signingKey: string
+  model: SegmenterSlot
+  limiter?: Limiter
+  verifier?: Verifier
+  maxBodyBytes?: number
 }
 
 const errorResponse = (c: Context, err: InferenceError): Response => {
-  if (err.retryAfter !== undefined) c.header('Retry-After', String(err.retryAfter));
-  return c.json(err.toJSON(), err.status);
-};
+  if (err.retryAfter !== undefined) c.header('Retry-After', String(err.retryAfter))
+  return c.json(err.toJSON(), err.status)
+}
 
 /**
  * Reads and discards an unread request body before an early error response. Answering while
@@ -42,24 +42,24 @@ const errorResponse = (c: Context, err: InferenceError): Response => {
  * request on it fails with "other side closed". Past `limit` bytes we stop and close instead.
  */
 async function drainBody(c: Context, limit: number): Promise<void> {
-  const body = c.req.raw.body;
-  if (!body || c.req.raw.bodyUsed) return;
-  let read = 0;
+  const body = c.req.raw.body
+  if (!body || c.req.raw.bodyUsed) return
+  let read = 0
   try {
-    const reader = body.getReader();
+    const reader = body.getReader()
     for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      read += value.byteLength;
+      const { done, value } = await reader.read()
+      if (done) return
+      read += value.byteLength
       if (read > limit) {
-        await reader.cancel();
-        break;
+        await reader.cancel()
+        break
       }
     }
   } catch {
     // The client went away or the stream was already consumed elsewhere: nothing to keep alive.
   }
-  c.header('Connection', 'close');
+  c.header('Connection', 'close')
 }
 
 /**
@@ -67,62 +67,72 @@ async function drainBody(c: Context, limit: number): Promise<void> {
  * model, read the body (≤ 50 MB), check its hash, then run under the limiter.
  * @example const app = createApp({ signingKey, model: { current: await createSegmenter() } });
  */
-export function createApp({ signingKey, model, limiter = new Limiter(), verifier = createVerifier(signingKey), maxBodyBytes = MAX_BODY_BYTES }: AppOptions): Hono {
-  if (!signingKey) throw new Error('Expected a non-empty signing key');
-  const app = new Hono();
+export function createApp({
+  signingKey,
+  model,
+  limiter = new Limiter(),
+  verifier = createVerifier(signingKey),
+  maxBodyBytes = MAX_BODY_BYTES,
+}: AppOptions): Hono {
+  if (!signingKey) throw new Error('Expected a non-empty signing key')
+  const app = new Hono()
 
   app.onError(async (err, c) => {
-    const error = toInferenceError(err);
-    if (error.status === 500) console.error(err);
-    await drainBody(c, maxBodyBytes);
-    return errorResponse(c, error);
-  });
-  app.notFound((c) => c.json({ code: 'not_found', message: `No route for ${c.req.method} ${c.req.path}`, retryable: false }, 404));
+    const error = toInferenceError(err)
+    if (error.status === 500) console.error(err)
+    await drainBody(c, maxBodyBytes)
+    return errorResponse(c, error)
+  })
+  app.notFound((c) =>
+    c.json({ code: 'not_found', message: `No route for ${c.req.method} ${c.req.path}`, retryable: false }, 404),
+  )
 
-  app.get('/health/live', (c) => c.json({ status: 'ok' }));
+  app.get('/health/live', (c) => c.json({ status: 'ok' }))
   app.get('/health/ready', (c) => {
-    const segmenter = model.current;
-    if (!segmenter) return c.json({ status: 'loading' }, 503);
-    const { running, queued, concurrency, queueLimit } = limiter.stats;
-    const body = { modelVersion: segmenter.version, running, queued, concurrency, queueLimit };
+    const segmenter = model.current
+    if (!segmenter) return c.json({ status: 'loading' }, 503)
+    const { running, queued, concurrency, queueLimit } = limiter.stats
+    const body = { modelVersion: segmenter.version, running, queued, concurrency, queueLimit }
     // Saturated: the next request would be refused. 503 + Retry-After like that refusal; the edge
     // reads `status: "saturated"` as "busy, keep the job queued" rather than "unavailable".
     if (limiter.saturated) {
-      c.header('Retry-After', '1');
-      return c.json({ status: 'saturated', ...body }, 503);
+      c.header('Retry-After', '1')
+      return c.json({ status: 'saturated', ...body }, 503)
     }
-    return c.json({ status: 'ready', ...body });
-  });
+    return c.json({ status: 'ready', ...body })
+  })
 
   /** Signed routes: the token first, so an unsigned 50 MB body is never read. */
   const signed = async (c: Context): Promise<{ body: Uint8Array; segmenter: Segmenter }> => {
-    const url = new URL(c.req.url);
-    const claims = await verifier.verifyHeader(c.req.header('authorization'), c.req.method, url.pathname + url.search);
-    const segmenter = model.current;
-    if (!segmenter) throw new InferenceError('processor_unavailable', 'The model is still loading', { retryAfter: 1 });
-    const body = new Uint8Array(await c.req.arrayBuffer());
-    verifier.verifyBody(claims, body);
-    return { body, segmenter };
-  };
+    const url = new URL(c.req.url)
+    const claims = await verifier.verifyHeader(c.req.header('authorization'), c.req.method, url.pathname + url.search)
+    const segmenter = model.current
+    if (!segmenter) throw new InferenceError('processor_unavailable', 'The model is still loading', { retryAfter: 1 })
+    const body = new Uint8Array(await c.req.arrayBuffer())
+    verifier.verifyBody(claims, body)
+    return { body, segmenter }
+  }
 
   const limitBody = bodyLimit({
     maxSize: maxBodyBytes,
     onError: () => {
-      throw new InferenceError('image_too_large', `Expected a body of at most ${maxBodyBytes} bytes`);
+      throw new InferenceError('image_too_large', `Expected a body of at most ${maxBodyBytes} bytes`)
     },
-  });
+  })
 
   app.post('/v1/inspect', limitBody, async (c) => {
-    const { body } = await signed(c);
-    return c.json(await limiter.run(() => inspectImage(body)));
-  });
+    const { body } = await signed(c)
+    return c.json(await limiter.run(() => inspectImage(body)))
+  })
 
   app.post('/v1/remove', limitBody, async (c) => {
-    const { body, segmenter } = await signed(c);
+    const { body, segmenter } = await signed(c)
     // Options are checked after the signature: an unsigned caller learns nothing about them.
-    const options = parseRemoveOptions(new URL(c.req.url).searchParams);
-    const { png, width, height, timings } = await limiter.run(() => removeBackground(segmenter, body, options));
-    const serverTiming = Object.entries(timings).map(([stage, ms]) => `${stage};dur=${ms.toFixed(1)}`).join(', ');
+    const options = parseRemoveOptions(new URL(c.req.url).searchParams)
+    const { png, width, height, timings } = await limiter.run(() => removeBackground(segmenter, body, options))
+    const serverTiming = Object.entries(timings)
+      .map(([stage, ms]) => `${stage};dur=${ms.toFixed(1)}`)
+      .join(', ')
     return c.body(new Uint8Array(png), 200, {
       'Content-Type': 'image/png',
       'Content-Length': String(png.length),
@@ -130,32 +140,35 @@ export function createApp({ signingKey, model, limiter = new Limiter(), verifier
       'X-Image-Width': String(width),
       'X-Image-Height': String(height),
       'Server-Timing': serverTiming,
-    });
-  });
+    })
+  })
 
-  return app;
+  return app
 }
 
 export interface RunningServer {
-  server: ServerType;
+  server: ServerType
   /** e.g. `http://127.0.0.1:7071` (the real port when 0 was asked). */
-  url: string;
-  close(): Promise<void>;
+  url: string
+  close(): Promise<void>
 }
 
 /**
  * Listens on `host:port` (port 0 picks a free one, for tests).
  * @example const { url, close } = await startServer(app, { port: 0 });
  */
-export function startServer(app: Hono, { port = 7071, host = '127.0.0.1' }: { port?: number; host?: string } = {}): Promise<RunningServer> {
+export function startServer(
+  app: Hono,
+  { port = 7071, host = '127.0.0.1' }: { port?: number; host?: string } = {},
+): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port, hostname: host }, (info: AddressInfo) => {
       resolve({
         server,
         url: `http://${host}:${info.port}`,
         close: () => new Promise<void>((done, fail) => server.close((err) => (err ? fail(err) : done()))),
-      });
-    });
-    server.once('error', reject);
-  });
+      })
+    })
+    server.once('error', reject)
+  })
 }

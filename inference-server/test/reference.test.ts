@@ -4,58 +4,76 @@
  * output option in 1.4.5, so we take the alpha of its raw `image/x-rgba8` output) and compare
  * 8-bit values.
  */
-import { removeBackground as referenceRemoveBackground } from '@imgly/background-removal-node';
-import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { removeBackground } from '../src/remove.js';
-import { createSegmenter, type Segmenter } from '../src/segmentation/index.js';
-import { fixture, meanAbsDiff, rawPng } from './helpers.js';
+import { removeBackground as referenceRemoveBackground } from '@imgly/background-removal-node'
+import { createRequire } from 'node:module'
+import { dirname } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import sharp from 'sharp'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { removeBackground } from '../src/remove.js'
+import { createSegmenter, type Segmenter } from '../src/segmentation/index.js'
+import { fixture, meanAbsDiff, rawPng } from './helpers.js'
 
 // Its default publicPath is relative to the cwd's node_modules; point it at the hoisted package.
-const publicPath = pathToFileURL(`${dirname(createRequire(import.meta.url).resolve('@imgly/background-removal-node'))}/`).href;
+const publicPath = pathToFileURL(
+  `${dirname(createRequire(import.meta.url).resolve('@imgly/background-removal-node'))}/`,
+).href
 
-let segmenter: Segmenter;
+let segmenter: Segmenter
 beforeAll(async () => {
-  segmenter = await createSegmenter();
-});
-afterAll(() => segmenter?.close());
+  segmenter = await createSegmenter()
+})
+afterAll(() => segmenter?.close())
 
 const PHOTOS = [
   ['astronaut.png', 'image/png'],
   ['rocket.jpg', 'image/jpeg'],
   ['chelsea.png', 'image/png'],
   ['coffee.png', 'image/png'],
-] as const;
+] as const
 
 /** The reference's alpha channel: raw RGBA straight from its pipeline, before any encoding. */
 async function referenceMask(bytes: Buffer, type: string): Promise<Uint8Array> {
-  const blob = await referenceRemoveBackground(new Blob([new Uint8Array(bytes)], { type }), { publicPath, model: 'medium', output: { format: 'image/x-rgba8' } });
-  const rgba = new Uint8Array(await blob.arrayBuffer());
-  const alpha = new Uint8Array(rgba.length / 4);
-  for (let i = 0; i < alpha.length; i++) alpha[i] = rgba[i * 4 + 3];
-  return alpha;
+  const blob = await referenceRemoveBackground(new Blob([new Uint8Array(bytes)], { type }), {
+    publicPath,
+    model: 'medium',
+    output: { format: 'image/x-rgba8' },
+  })
+  const rgba = new Uint8Array(await blob.arrayBuffer())
+  const alpha = new Uint8Array(rgba.length / 4)
+  for (let i = 0; i < alpha.length; i++) alpha[i] = rgba[i * 4 + 3]
+  return alpha
 }
 
 describe('masks match @imgly/background-removal-node', () => {
   it.each(PHOTOS)('%s: mean absolute difference ≤ 1/255', async (name, type) => {
-    const bytes = await fixture(name);
-    const reference = await referenceMask(bytes, type);
-    const ours = await rawPng((await removeBackground(segmenter, bytes, { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'mask' })).png);
-    expect(ours.channels).toBe(1);
-    const mad = meanAbsDiff(ours.data, reference);
-    console.log(`${name}: MAD ${mad.toFixed(4)} (8-bit units) over ${ours.width}×${ours.height}`);
-    expect(mad).toBeLessThanOrEqual(1);
-  });
+    const bytes = await fixture(name)
+    const reference = await referenceMask(bytes, type)
+    const ours = await rawPng(
+      (
+        await removeBackground(segmenter, bytes, {
+          quality: 'balanced',
+          alpha: { mode: 'raw', feather: 0 },
+          output: 'mask',
+        })
+      ).png,
+    )
+    expect(ours.channels).toBe(1)
+    const mad = meanAbsDiff(ours.data, reference)
+    console.log(`${name}: MAD ${mad.toFixed(4)} (8-bit units) over ${ours.width}×${ours.height}`)
+    expect(mad).toBeLessThanOrEqual(1)
+  })
 
   it('its PNG output is palette-quantised, so we compare against its raw RGBA instead', async () => {
     // removeBackground encodes PNG with sharp's { quality: 80 }, which turns on libimagequant:
     // its PNG alpha is lossy (up to ~35 levels off on chelsea.png) and not a fair reference.
-    const bytes = await fixture('chelsea.png');
-    const png = await referenceRemoveBackground(new Blob([new Uint8Array(bytes)], { type: 'image/png' }), { publicPath, model: 'medium', output: { format: 'image/png' } });
-    const meta = await sharp(Buffer.from(await png.arrayBuffer())).metadata();
-    expect(meta.isPalette).toBe(true);
-  });
-});
+    const bytes = await fixture('chelsea.png')
+    const png = await referenceRemoveBackground(new Blob([new Uint8Array(bytes)], { type: 'image/png' }), {
+      publicPath,
+      model: 'medium',
+      output: { format: 'image/png' },
+    })
+    const meta = await sharp(Buffer.from(await png.arrayBuffer())).metadata()
+    expect(meta.isPalette).toBe(true)
+  })
+})

@@ -1,91 +1,108 @@
-import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeImage } from '../src/imaging/decode.js';
-import { removeBackground } from '../src/remove.js';
-import { createSegmenter, type Segmenter } from '../src/segmentation/index.js';
-import { toInputTensor } from '../src/segmentation/preprocess.js';
-import { fixture, meanAbsDiff, rawPng } from './helpers.js';
+import sharp from 'sharp'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { decodeImage } from '../src/imaging/decode.js'
+import { removeBackground } from '../src/remove.js'
+import { createSegmenter, type Segmenter } from '../src/segmentation/index.js'
+import { toInputTensor } from '../src/segmentation/preprocess.js'
+import { fixture, meanAbsDiff, rawPng } from './helpers.js'
 
 // One real model for the whole file: it takes seconds to load and about 1 GB.
-let segmenter: Segmenter;
+let segmenter: Segmenter
 beforeAll(async () => {
-  segmenter = await createSegmenter();
-});
-afterAll(() => segmenter?.close());
+  segmenter = await createSegmenter()
+})
+afterAll(() => segmenter?.close())
 
 describe('toInputTensor', () => {
   it('builds a [3, 1024, 1024] tensor of (v − 128) / 256 from a stretched image', () => {
-    const data = new Uint8Array(40 * 32 * 3).fill(0);
-    for (let i = 0; i < data.length; i += 3) data[i] = 255; // pure red
-    const tensor = toInputTensor({ data, width: 40, height: 32, channels: 3 });
-    const plane = 1024 * 1024;
-    expect(tensor.length).toBe(3 * plane);
-    expect(tensor[0]).toBeCloseTo((255 - 128) / 256);
-    expect(tensor[plane + 5000]).toBeCloseTo(-0.5);
-    expect(tensor[2 * plane + plane - 1]).toBeCloseTo(-0.5);
-  });
-});
+    const data = new Uint8Array(40 * 32 * 3).fill(0)
+    for (let i = 0; i < data.length; i += 3) data[i] = 255 // pure red
+    const tensor = toInputTensor({ data, width: 40, height: 32, channels: 3 })
+    const plane = 1024 * 1024
+    expect(tensor.length).toBe(3 * plane)
+    expect(tensor[0]).toBeCloseTo((255 - 128) / 256)
+    expect(tensor[plane + 5000]).toBeCloseTo(-0.5)
+    expect(tensor[2 * plane + plane - 1]).toBeCloseTo(-0.5)
+  })
+})
 
 describe('ISNet segmentation', () => {
   it('reports its version', () => {
-    expect(segmenter.version).toBe('isnet-general@1.4.5+fp16');
-  });
+    expect(segmenter.version).toBe('isnet-general@1.4.5+fp16')
+  })
 
   it('cuts the astronaut out: opaque on the face, transparent in the top-left corner', async () => {
-    const bytes = await fixture('astronaut.png');
-    const started = performance.now();
-    const { png, width, height, timings } = await removeBackground(segmenter, bytes, { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' });
-    console.log(`astronaut cutout in ${(performance.now() - started).toFixed(0)} ms`, timings);
-    expect([width, height]).toEqual([512, 512]);
-    const cutout = await rawPng(png);
-    expect(cutout).toMatchObject({ width: 512, height: 512, channels: 4 });
-    const alphaAt = (x: number, y: number) => cutout.data[(y * 512 + x) * 4 + 3];
-    expect(alphaAt(255, 150)).toBeGreaterThanOrEqual(250); // face
-    expect(alphaAt(230, 190)).toBeGreaterThanOrEqual(250); // chin
-    expect(alphaAt(5, 5)).toBeLessThanOrEqual(5); // background, top left
-    expect(alphaAt(30, 60)).toBeLessThanOrEqual(5); // background (flag side)
+    const bytes = await fixture('astronaut.png')
+    const started = performance.now()
+    const { png, width, height, timings } = await removeBackground(segmenter, bytes, {
+      quality: 'balanced',
+      alpha: { mode: 'raw', feather: 0 },
+      output: 'cutout',
+    })
+    console.log(`astronaut cutout in ${(performance.now() - started).toFixed(0)} ms`, timings)
+    expect([width, height]).toEqual([512, 512])
+    const cutout = await rawPng(png)
+    expect(cutout).toMatchObject({ width: 512, height: 512, channels: 4 })
+    const alphaAt = (x: number, y: number) => cutout.data[(y * 512 + x) * 4 + 3]
+    expect(alphaAt(255, 150)).toBeGreaterThanOrEqual(250) // face
+    expect(alphaAt(230, 190)).toBeGreaterThanOrEqual(250) // chin
+    expect(alphaAt(5, 5)).toBeLessThanOrEqual(5) // background, top left
+    expect(alphaAt(30, 60)).toBeLessThanOrEqual(5) // background (flag side)
     // Colour is the source's, untouched.
-    const { image } = await decodeImage(bytes);
-    expect(Array.from(cutout.data.subarray((150 * 512 + 255) * 4, (150 * 512 + 255) * 4 + 3))).toEqual(Array.from(image.data.subarray((150 * 512 + 255) * 3, (150 * 512 + 255) * 3 + 3)));
-  });
+    const { image } = await decodeImage(bytes)
+    expect(Array.from(cutout.data.subarray((150 * 512 + 255) * 4, (150 * 512 + 255) * 4 + 3))).toEqual(
+      Array.from(image.data.subarray((150 * 512 + 255) * 3, (150 * 512 + 255) * 3 + 3)),
+    )
+  })
 
   it('returns an 8-bit 1-channel mask at source size, hard for binary alpha', async () => {
-    const bytes = await fixture('rocket.jpg');
-    const { image } = await decodeImage(bytes);
-    const { png } = await removeBackground(segmenter, bytes, { quality: 'fast', alpha: { mode: 'binary', threshold: 0.5, feather: 0 }, output: 'mask' });
-    const mask = await rawPng(png);
-    expect(mask).toMatchObject({ width: image.width, height: image.height, channels: 1 });
-    expect(new Set(mask.data)).toEqual(new Set([0, 255]));
-  });
+    const bytes = await fixture('rocket.jpg')
+    const { image } = await decodeImage(bytes)
+    const { png } = await removeBackground(segmenter, bytes, {
+      quality: 'fast',
+      alpha: { mode: 'binary', threshold: 0.5, feather: 0 },
+      output: 'mask',
+    })
+    const mask = await rawPng(png)
+    expect(mask).toMatchObject({ width: image.width, height: image.height, channels: 1 })
+    expect(new Set(mask.data)).toEqual(new Set([0, 255]))
+  })
 
   it('feathers a binary mask into a few intermediate values at the edge', async () => {
-    const bytes = await fixture('small.heic');
-    const { png } = await removeBackground(segmenter, bytes, { quality: 'high', alpha: { mode: 'binary', threshold: 0.5, feather: 3 }, output: 'mask' });
-    const mask = await rawPng(png);
-    expect(mask).toMatchObject({ width: 512, height: 512, channels: 1 });
-    const soft = mask.data.filter((v) => v > 0 && v < 255).length;
-    expect(soft).toBeGreaterThan(500);
-    expect(soft).toBeLessThan(512 * 512 * 0.2);
-  });
+    const bytes = await fixture('small.heic')
+    const { png } = await removeBackground(segmenter, bytes, {
+      quality: 'high',
+      alpha: { mode: 'binary', threshold: 0.5, feather: 3 },
+      output: 'mask',
+    })
+    const mask = await rawPng(png)
+    expect(mask).toMatchObject({ width: 512, height: 512, channels: 1 })
+    const soft = mask.data.filter((v) => v > 0 && v < 255).length
+    expect(soft).toBeGreaterThan(500)
+    expect(soft).toBeLessThan(512 * 512 * 0.2)
+  })
 
   it('high refines the edge of a large image and leaves the rest as balanced', async () => {
     // 2048² (4× the astronaut's pixels): the model mask is upscaled 2×, so refinement applies.
-    const bytes = await sharp(await fixture('astronaut.png')).resize(2048, 2048, { kernel: 'lanczos3' }).png({ compressionLevel: 1 }).toBuffer();
-    const options = { alpha: { mode: 'raw', feather: 0 }, output: 'mask' } as const;
-    const balanced = await rawPng((await removeBackground(segmenter, bytes, { ...options, quality: 'balanced' })).png);
-    const started = performance.now();
-    const high = await removeBackground(segmenter, bytes, { ...options, quality: 'high' });
-    console.log(`2048² high in ${(performance.now() - started).toFixed(0)} ms`, high.timings);
-    const refined = await rawPng(high.png);
-    expect(refined).toMatchObject({ width: 2048, height: 2048, channels: 1 });
-    let changed = 0;
-    let certainChanged = 0;
+    const bytes = await sharp(await fixture('astronaut.png'))
+      .resize(2048, 2048, { kernel: 'lanczos3' })
+      .png({ compressionLevel: 1 })
+      .toBuffer()
+    const options = { alpha: { mode: 'raw', feather: 0 }, output: 'mask' } as const
+    const balanced = await rawPng((await removeBackground(segmenter, bytes, { ...options, quality: 'balanced' })).png)
+    const started = performance.now()
+    const high = await removeBackground(segmenter, bytes, { ...options, quality: 'high' })
+    console.log(`2048² high in ${(performance.now() - started).toFixed(0)} ms`, high.timings)
+    const refined = await rawPng(high.png)
+    expect(refined).toMatchObject({ width: 2048, height: 2048, channels: 1 })
+    let changed = 0
+    let certainChanged = 0
     for (let i = 0; i < refined.data.length; i++) {
-      const certain = balanced.data[i] === 0 || balanced.data[i] === 255;
-      if (refined.data[i] !== balanced.data[i]) certain ? certainChanged++ : changed++;
+      const certain = balanced.data[i] === 0 || balanced.data[i] === 255
+      if (refined.data[i] !== balanced.data[i]) certain ? certainChanged++ : changed++
     }
-    expect(certainChanged).toBe(0); // certain pixels are never touched
-    expect(changed).toBeGreaterThan(1000);
-    expect(meanAbsDiff(refined.data, balanced.data)).toBeLessThan(3);
-  });
-});
+    expect(certainChanged).toBe(0) // certain pixels are never touched
+    expect(changed).toBeGreaterThan(1000)
+    expect(meanAbsDiff(refined.data, balanced.data)).toBeLessThan(3)
+  })
+})

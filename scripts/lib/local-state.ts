@@ -59,7 +59,7 @@ export function loadOrCreateSecrets(path: string): DevSecrets {
     DATA_ENCRYPTION_KEY: existing.DATA_ENCRYPTION_KEY || randomBytes(32).toString('base64url'),
   }
   if ((Object.keys(secrets) as (keyof DevSecrets)[]).some((name) => secrets[name] !== existing[name])) {
-    writePrivate(path, JSON.stringify(secrets, null, 2) + '\n')
+    writePrivate(path, `${JSON.stringify(secrets, null, 2)}\n`)
   }
   return secrets
 }
@@ -91,17 +91,17 @@ export function writeDevVars(path: string, secrets: DevSecrets): void {
   for (const [name, value] of Object.entries({ ...defaults, ...forced })) {
     if (!seen.has(name)) out.push(`${name}=${quote(value)}`)
   }
-  const text = out.join('\n') + '\n'
+  const text = `${out.join('\n')}\n`
   if (!existsSync(path) || readFileSync(path, 'utf8') !== text) writePrivate(path, text)
 }
 
 export function readKeyState(path: string): DevKeyState | undefined {
   const s = readJson<DevKeyState>(path)
-  return s && s.workspaceId && s.keyId && s.apiKey?.startsWith(API_KEY_PREFIX) ? s : undefined
+  return s?.workspaceId && s.keyId && s.apiKey?.startsWith(API_KEY_PREFIX) ? s : undefined
 }
 
 export function writeKeyState(path: string, state: DevKeyState): void {
-  writePrivate(path, JSON.stringify(state, null, 2) + '\n')
+  writePrivate(path, `${JSON.stringify(state, null, 2)}\n`)
 }
 
 export function mintKeyState(workspaceId: string = randomUUID()): DevKeyState {

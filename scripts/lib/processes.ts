@@ -18,7 +18,13 @@ export interface Child {
 const SIGNAL_CODES: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 }
 
 /** Starts `command` in a new process group, piping stdout/stderr through `[prefix] ` lines. */
-export function startChild(name: string, prefix: string, command: string, args: string[], options: SpawnOptions): Child {
+export function startChild(
+  name: string,
+  prefix: string,
+  command: string,
+  args: string[],
+  options: SpawnOptions,
+): Child {
   const proc = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
   for (const stream of [proc.stdout, proc.stderr]) {
     if (!stream) continue

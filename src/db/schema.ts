@@ -102,10 +102,7 @@ export const jobs = sqliteTable(
     expiresAt: text('expires_at'),
     resultDeletedAt: text('result_deleted_at'),
   },
-  (t) => [
-    index('jobs_workspace_created').on(t.workspaceId, t.createdAt, t.id),
-    index('jobs_expiry').on(t.expiresAt),
-  ],
+  (t) => [index('jobs_workspace_created').on(t.workspaceId, t.createdAt, t.id), index('jobs_expiry').on(t.expiresAt)],
 )
 
 /** Remembers the first response to an `Idempotency-Key` for at least 24 hours. */

@@ -56,6 +56,9 @@ export class AnonymousClient extends DurableObject<Env> {
   }
 
   #used(): number {
-    return this.ctx.storage.sql.exec<{ used: number }>('SELECT used FROM allowance WHERE day = ?', utcDay()).toArray()[0]?.used ?? 0
+    return (
+      this.ctx.storage.sql.exec<{ used: number }>('SELECT used FROM allowance WHERE day = ?', utcDay()).toArray()[0]
+        ?.used ?? 0
+    )
   }
 }

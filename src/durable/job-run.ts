@@ -57,7 +57,9 @@ export class JobRun extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env)
     ctx.blockConcurrencyWhile(async () => {
-      ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS job (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL)`)
+      ctx.storage.sql.exec(
+        `CREATE TABLE IF NOT EXISTS job (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL)`,
+      )
       ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS events (
         seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, body TEXT NOT NULL,
         published INTEGER NOT NULL DEFAULT 0)`)
@@ -146,17 +148,26 @@ export class JobRun extends DurableObject<Env> {
       }
       const readiness = await client.ready()
       if (readiness.state !== 'ready') return this.#waitForCapacity(state, readiness.state, readiness.retryAfter)
-      await this.#advance(state, 'processing', 'preparing', { started_at: iso(), model_version: readiness.modelVersion ?? null })
+      await this.#advance(state, 'processing', 'preparing', {
+        started_at: iso(),
+        model_version: readiness.modelVersion ?? null,
+      })
     }
     const source = await this.env.BUCKET.get(state.source.key)
-    if (!source) return this.#finish(state, 'failed', { code: 'processing_failed', message: 'The source image is missing' })
+    if (!source)
+      return this.#finish(state, 'failed', { code: 'processing_failed', message: 'The source image is missing' })
 
     await this.#advance(state, 'processing', 'segmenting')
     const abort = new AbortController()
     this.#abort = abort
     let response: Response
     try {
-      response = await client.remove({ body: source.body, length: source.size, sha256: state.source.sha256 }, state.options, abort.signal, state.maxPixels)
+      response = await client.remove(
+        { body: source.body, length: source.size, sha256: state.source.sha256 },
+        state.options,
+        abort.signal,
+        state.maxPixels,
+      )
     } catch (err) {
       return this.#onInferenceError(state, err, abort.signal.aborted)
     } finally {
@@ -170,7 +181,10 @@ export class JobRun extends DurableObject<Env> {
     await this.#advance(state, 'processing', 'storing')
     const resultKey = `results/${state.jobId}.png`
     const length = Number(response.headers.get('content-length'))
-    const body = Number.isFinite(length) && length > 0 ? response.body!.pipeThrough(new FixedLengthStream(length)) : await response.arrayBuffer()
+    const body =
+      Number.isFinite(length) && length > 0
+        ? response.body!.pipeThrough(new FixedLengthStream(length))
+        : await response.arrayBuffer()
     await this.env.BUCKET.put(resultKey, body, { httpMetadata: { contentType: 'image/png' } })
     const modelVersion = response.headers.get('x-model-version')
     await this.#finish(state, 'succeeded', undefined, {
@@ -213,7 +227,10 @@ export class JobRun extends DurableObject<Env> {
     const maxAttempts = Number(this.env.INFERENCE_MAX_ATTEMPTS ?? 6)
     const waitedTooLong = Date.now() - state.queuedSince > MAX_QUEUE_WAIT_MS
     if ((why === 'unavailable' && state.attempts >= maxAttempts) || waitedTooLong) {
-      return this.#finish(state, 'failed', { code: 'processor_unavailable', message: 'No inference server is available' })
+      return this.#finish(state, 'failed', {
+        code: 'processor_unavailable',
+        message: 'No inference server is available',
+      })
     }
     // A busy fleet is not a failure: the job keeps its place and does not use up its attempts.
     if (why === 'saturated') state.attempts -= 1
@@ -226,7 +243,7 @@ export class JobRun extends DurableObject<Env> {
     const base = Number(this.env.INFERENCE_RETRY_BASE_MS ?? 1000)
     const exp = base * 2 ** (attempt - 1)
     const jittered = exp / 2 + Math.random() * (exp / 2)
-    return Math.max(jittered, (retryAfterSeconds ?? 0) * (base >= 1000 ? 1000 : base))
+    return Math.max(jittered, (retryAfterSeconds ?? 0) * Math.min(base, 1000))
   }
 
   async #advance(state: JobState, status: JobStatus, stage: JobStage, extra: Record<string, unknown> = {}) {
@@ -270,7 +287,11 @@ export class JobRun extends DurableObject<Env> {
     if (status === 'succeeded') state.stage = 'complete'
     this.#save(state)
     const type: JobEventType =
-      status === 'succeeded' ? 'image.job.completed.v1' : status === 'failed' ? 'image.job.failed.v1' : 'image.job.canceled.v1'
+      status === 'succeeded'
+        ? 'image.job.completed.v1'
+        : status === 'failed'
+          ? 'image.job.failed.v1'
+          : 'image.job.canceled.v1'
     this.#emit(type, error ? { error } : {})
     for (const waiter of [...this.#waiters]) waiter()
     for (const writer of this.#streams) void writer.close().catch(() => undefined)
@@ -291,7 +312,9 @@ export class JobRun extends DurableObject<Env> {
       state.wrappedUp = true
       this.#save(state)
     } catch (err) {
-      console.error(JSON.stringify({ level: 'warn', jobId: state.jobId, msg: 'wrap-up failed, will retry', error: String(err) }))
+      console.error(
+        JSON.stringify({ level: 'warn', jobId: state.jobId, msg: 'wrap-up failed, will retry', error: String(err) }),
+      )
       await this.ctx.storage.setAlarm(Date.now() + WRAP_UP_RETRY_MS)
     }
   }
@@ -299,7 +322,9 @@ export class JobRun extends DurableObject<Env> {
   /** Hands every stored, not yet published event (but progress) to the webhook outboxes, in order. */
   async #publishPending(): Promise<void> {
     const sql = this.ctx.storage.sql
-    const pending = sql.exec<{ seq: number; body: string }>('SELECT seq, body FROM events WHERE published = 0 ORDER BY seq').toArray()
+    const pending = sql
+      .exec<{ seq: number; body: string }>('SELECT seq, body FROM events WHERE published = 0 ORDER BY seq')
+      .toArray()
     for (const row of pending) {
       await publishEvent(this.env, JSON.parse(row.body) as JobEvent)
       sql.exec('UPDATE events SET published = 1 WHERE seq = ?', row.seq)
@@ -315,10 +340,21 @@ export class JobRun extends DurableObject<Env> {
       workspaceId: state.workspaceId,
       aggregateId: state.jobId,
       correlationId: state.correlationId,
-      data: { jobId: state.jobId, status: state.status, stage: state.stage, ...(state.batchId ? { batchId: state.batchId } : {}), ...data },
+      data: {
+        jobId: state.jobId,
+        status: state.status,
+        stage: state.stage,
+        ...(state.batchId ? { batchId: state.batchId } : {}),
+        ...data,
+      },
     }
     const published = SSE_ONLY_TYPES.includes(type) ? 1 : 0
-    this.ctx.storage.sql.exec('INSERT INTO events (id, body, published) VALUES (?, ?, ?)', event.id, JSON.stringify(event), published)
+    this.ctx.storage.sql.exec(
+      'INSERT INTO events (id, body, published) VALUES (?, ?, ?)',
+      event.id,
+      JSON.stringify(event),
+      published,
+    )
     const bytes = this.#encoder.encode(formatSse(event))
     for (const writer of this.#streams) {
       writer.write(bytes).catch(() => this.#streams.delete(writer))

@@ -61,7 +61,12 @@ type DeliveryRow = {
   next_attempt_at: number | null
 }
 
-type Outcome = { kind: 'delivered' | 'failed' | 'gone'; status: number | null; error: string | null; retryAfterMs?: number }
+type Outcome = {
+  kind: 'delivered' | 'failed' | 'gone'
+  status: number | null
+  error: string | null
+  retryAfterMs?: number
+}
 
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms))
 
@@ -187,7 +192,9 @@ export class WebhookOutbox extends DurableObject<Env> {
       try {
         await this.#run(endpointId, due)
       } catch (err) {
-        console.error(JSON.stringify({ level: 'warn', endpointId, msg: 'webhook run failed, will retry', error: String(err) }))
+        console.error(
+          JSON.stringify({ level: 'warn', endpointId, msg: 'webhook run failed, will retry', error: String(err) }),
+        )
         return this.#schedule(Date.now() + RUN_RETRY_MS)
       }
     }
@@ -228,9 +235,18 @@ export class WebhookOutbox extends DurableObject<Env> {
     const sql = this.ctx.storage.sql
     const started = Date.now()
     const firstAttemptAt = row.first_attempt_at ?? started
-    if (row.cycle_attempts > 0 && row.last_attempt_at !== null && row.last_attempt_at >= firstAttemptAt + RETRY_WINDOW_MS) {
+    if (
+      row.cycle_attempts > 0 &&
+      row.last_attempt_at !== null &&
+      row.last_attempt_at >= firstAttemptAt + RETRY_WINDOW_MS
+    ) {
       // The last attempt of the window was interrupted (restart); the window is over.
-      this.#settle(row.id, 'failed', null, `${row.last_error ?? 'attempt interrupted'}; gave up 24 h after the first attempt`)
+      this.#settle(
+        row.id,
+        'failed',
+        null,
+        `${row.last_error ?? 'attempt interrupted'}; gave up 24 h after the first attempt`,
+      )
       return 'failed'
     }
     const cycle = row.cycle_attempts + 1
@@ -323,7 +339,13 @@ export class WebhookOutbox extends DurableObject<Env> {
     return { kind: 'failed', status: res.status, error, retryAfterMs: parseRetryAfter(res.headers.get('retry-after')) }
   }
 
-  #settle(id: string, status: 'delivered' | 'failed', responseStatus: number | null, error: string | null, deliveredAt?: number) {
+  #settle(
+    id: string,
+    status: 'delivered' | 'failed',
+    responseStatus: number | null,
+    error: string | null,
+    deliveredAt?: number,
+  ) {
     this.ctx.storage.sql.exec(
       `UPDATE deliveries SET status = ?, response_status = COALESCE(?, response_status), last_error = ?,
          delivered_at = COALESCE(?, delivered_at), next_attempt_at = NULL WHERE id = ?`,
@@ -356,7 +378,9 @@ export class WebhookOutbox extends DurableObject<Env> {
   /** One alarm, for the earliest open delivery (never before `notBefore`); none when all are done. */
   async #schedule(notBefore = 0): Promise<void> {
     const next = this.ctx.storage.sql
-      .exec<{ at: number | null }>('SELECT MIN(next_attempt_at) AS at FROM deliveries WHERE next_attempt_at IS NOT NULL')
+      .exec<{ at: number | null }>(
+        'SELECT MIN(next_attempt_at) AS at FROM deliveries WHERE next_attempt_at IS NOT NULL',
+      )
       .one().at
     if (next === null) {
       this.#deleteMeta('alarm_at')
@@ -373,7 +397,11 @@ export class WebhookOutbox extends DurableObject<Env> {
   }
 
   #setMeta(key: string, value: string): void {
-    this.ctx.storage.sql.exec('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', key, value)
+    this.ctx.storage.sql.exec(
+      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      key,
+      value,
+    )
   }
 
   #deleteMeta(key: string): void {

@@ -66,8 +66,14 @@ export class Workspace extends DurableObject<Env> {
   async snapshot(): Promise<{ running: string[]; waiting: string[]; limit: number }> {
     const sql = this.ctx.storage.sql
     return {
-      running: sql.exec<{ job_id: string }>('SELECT job_id FROM running ORDER BY since').toArray().map((r) => r.job_id),
-      waiting: sql.exec<{ job_id: string }>('SELECT job_id FROM waiting ORDER BY seq').toArray().map((r) => r.job_id),
+      running: sql
+        .exec<{ job_id: string }>('SELECT job_id FROM running ORDER BY since')
+        .toArray()
+        .map((r) => r.job_id),
+      waiting: sql
+        .exec<{ job_id: string }>('SELECT job_id FROM waiting ORDER BY seq')
+        .toArray()
+        .map((r) => r.job_id),
       limit: this.#limit(),
     }
   }
@@ -77,7 +83,9 @@ export class Workspace extends DurableObject<Env> {
     const sql = this.ctx.storage.sql
     const granted: string[] = []
     while (this.#running() < this.#limit()) {
-      const next = sql.exec<{ seq: number; job_id: string }>('SELECT seq, job_id FROM waiting ORDER BY seq LIMIT 1').toArray()[0]
+      const next = sql
+        .exec<{ seq: number; job_id: string }>('SELECT seq, job_id FROM waiting ORDER BY seq LIMIT 1')
+        .toArray()[0]
       if (!next) break
       sql.exec('DELETE FROM waiting WHERE seq = ?', next.seq)
       sql.exec('INSERT OR IGNORE INTO running (job_id, since) VALUES (?, ?)', next.job_id, Date.now())

@@ -12,13 +12,7 @@ export const MIN_SIDE = 32
 /** How much of a file callers should hand to {@link sniffImage}: room for a large HEIF `meta`. */
 export const SNIFF_BYTES = 256 * 1024
 
-export type ImageMimeType =
-  | 'image/jpeg'
-  | 'image/png'
-  | 'image/webp'
-  | 'image/avif'
-  | 'image/heic'
-  | 'image/heif'
+export type ImageMimeType = 'image/jpeg' | 'image/png' | 'image/webp' | 'image/avif' | 'image/heic' | 'image/heif'
 
 export interface SniffedImage {
   mimeType: ImageMimeType
@@ -35,9 +29,7 @@ const BMFF_BRANDS: readonly [ImageMimeType, readonly string[]][] = [
   ['image/heif', ['mif1', 'msf1']],
 ]
 /** JPEG start-of-frame markers: C0-CF except DHT (C4), JPG (C8) and DAC (CC). */
-const JPEG_SOF = new Set([
-  0xc0, 0xc1, 0xc2, 0xc3, 0xc5, 0xc6, 0xc7, 0xc9, 0xca, 0xcb, 0xcd, 0xce, 0xcf,
-])
+const JPEG_SOF = new Set([0xc0, 0xc1, 0xc2, 0xc3, 0xc5, 0xc6, 0xc7, 0xc9, 0xca, 0xcb, 0xcd, 0xce, 0xcf])
 /** Markers with no length field: TEM, RST0-7, SOI. */
 const JPEG_STANDALONE = new Set([0x01, 0xd0, 0xd1, 0xd2, 0xd3, 0xd4, 0xd5, 0xd6, 0xd7, 0xd8])
 const JPEG_SOS = 0xda
@@ -50,10 +42,8 @@ const HEIF_PROPERTY_PATH = ['meta', 'iprp', 'ipco']
 const u16be = (b: Uint8Array, i: number) => (b[i] << 8) | b[i + 1]
 const u16le = (b: Uint8Array, i: number) => b[i] | (b[i + 1] << 8)
 const u24le = (b: Uint8Array, i: number) => b[i] | (b[i + 1] << 8) | (b[i + 2] << 16)
-const u32be = (b: Uint8Array, i: number) =>
-  ((b[i] << 24) | (b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3]) >>> 0
-const ascii = (b: Uint8Array, i: number, n: number) =>
-  String.fromCharCode(...b.subarray(i, i + n))
+const u32be = (b: Uint8Array, i: number) => ((b[i] << 24) | (b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3]) >>> 0
+const ascii = (b: Uint8Array, i: number, n: number) => String.fromCharCode(...b.subarray(i, i + n))
 const startsWith = (b: Uint8Array, sig: number[], at = 0) =>
   b.length >= at + sig.length && sig.every((x, i) => b[at + i] === x)
 

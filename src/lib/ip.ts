@@ -73,7 +73,9 @@ export function parseIPv4(host: string): number | null {
   if (numbers.some((n) => n > 255)) return null
   if (last >= 256 ** (4 - numbers.length)) return null
   let value = last
-  numbers.forEach((n, i) => (value += n * 256 ** (3 - i)))
+  numbers.forEach((n, i) => {
+    value += n * 256 ** (3 - i)
+  })
   return value > MAX_IPV4 ? null : value
 }
 
@@ -125,7 +127,7 @@ export function parseIPv6(input: string): Uint8Array | null {
 function inRange4(addr: number, base: string, bits: number): boolean {
   if (bits === 0) return true
   const mask = bits === 32 ? MAX_IPV4 : (MAX_IPV4 << (32 - bits)) >>> 0
-  return ((addr & mask) >>> 0) === ((parseIPv4(base) as number) & mask) >>> 0
+  return (addr & mask) >>> 0 === ((parseIPv4(base) as number) & mask) >>> 0
 }
 
 /** `null` when the IPv4 address is public; otherwise why it is blocked. */
@@ -136,10 +138,8 @@ export function classifyIPv4(addr: number): string | null {
   return null
 }
 
-const v4At = (b: Uint8Array, i: number): number =>
-  ((b[i] << 24) | (b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3]) >>> 0
-const zero = (b: Uint8Array, from: number, to: number): boolean =>
-  b.subarray(from, to).every((x) => x === 0)
+const v4At = (b: Uint8Array, i: number): number => ((b[i] << 24) | (b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3]) >>> 0
+const zero = (b: Uint8Array, from: number, to: number): boolean => b.subarray(from, to).every((x) => x === 0)
 const word = (b: Uint8Array, i: number): number => (b[i * 2] << 8) | b[i * 2 + 1]
 
 /** Reason from an IPv4 address embedded in an IPv6 one, prefixed with how it was embedded. */

@@ -63,9 +63,13 @@ export const rateLimit = () =>
     if (!result.allowed) {
       const res = problemResponse(
         c,
-        new ApiError('rate_limit_exceeded', `Expected at most ${result.limit} requests per minute; retry after ${result.reset} s`, {
-          retryAfter: result.reset,
-        }),
+        new ApiError(
+          'rate_limit_exceeded',
+          `Expected at most ${result.limit} requests per minute; retry after ${result.reset} s`,
+          {
+            retryAfter: result.reset,
+          },
+        ),
       )
       setHeaders(res.headers, result)
       return res

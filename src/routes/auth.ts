@@ -8,7 +8,15 @@ import { createRoute } from '@hono/zod-openapi'
 import { ApiError, errorResponses, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
 import { authenticate, bearerToken } from '../middleware/auth'
-import { EmailStartedSchema, EmailStartSchema, EmailVerifySchema, LogoutSchema, RefreshSchema, SessionSchema, TokenPairSchema } from '../schemas/auth'
+import {
+  EmailStartedSchema,
+  EmailStartSchema,
+  EmailVerifySchema,
+  LogoutSchema,
+  RefreshSchema,
+  SessionSchema,
+  TokenPairSchema,
+} from '../schemas/auth'
 import { json } from '../schemas/common'
 import { isLocalEnvironment, readDevOutbox } from '../services/email'
 import { startEmailSignIn, verifyEmailSignIn } from '../services/email-sign-in'

@@ -25,7 +25,10 @@ export const create = createRoute({
     body: { required: true, content: { 'application/json': { schema: BatchRequestSchema } } },
   },
   responses: {
-    202: { ...json(BatchSchema, 'Queued: every job with its credit hold'), headers: { Location: { schema: { type: 'string' } } } },
+    202: {
+      ...json(BatchSchema, 'Queued: every job with its credit hold'),
+      headers: { Location: { schema: { type: 'string' } } },
+    },
     ...errorResponses,
     402: problemContent('Credits cannot cover every image; nothing was queued'),
     409: problemContent('Idempotency-Key reused with different input'),

@@ -35,13 +35,19 @@ export const health = createRouter()
   .openapi(live, (c) => c.json({ status: 'ok' as const }, 200))
   .openapi(ready, async (c) => {
     const [db, inference] = await Promise.all([
-      c.env.DB.prepare('SELECT 1 AS ok').first().then(
-        () => 'ok',
-        () => 'unreachable',
-      ),
-      InferenceClient.fromEnv(c.env).ready().then((r) => r.state),
+      c.env.DB.prepare('SELECT 1 AS ok')
+        .first()
+        .then(
+          () => 'ok',
+          () => 'unreachable',
+        ),
+      InferenceClient.fromEnv(c.env)
+        .ready()
+        .then((r) => r.state),
     ])
     const checks = { d1: db, inference }
     const ok = db === 'ok' && inference !== 'unavailable'
-    return ok ? c.json({ status: 'ready' as const, checks }, 200) : c.json({ status: 'unavailable' as const, checks }, 503)
+    return ok
+      ? c.json({ status: 'ready' as const, checks }, 200)
+      : c.json({ status: 'unavailable' as const, checks }, 503)
   })

@@ -74,7 +74,10 @@ const resultAccess = createMiddleware<AppEnv>(async function resultAccess(c, nex
   if (exp === undefined && sig === undefined) return authorize('GET /v1/jobs/{id}/result')(c, next)
   const id = c.req.path.match(/^\/v1\/jobs\/([^/]+)\/result$/)?.[1] ?? ''
   if (!exp || !sig || !(await verifyResultSignature(c.env.RESULT_SIGNING_KEY, id, exp, sig))) {
-    throw new ApiError('invalid_api_key', 'The result URL signature is invalid or has expired; read the job for a fresh one')
+    throw new ApiError(
+      'invalid_api_key',
+      'The result URL signature is invalid or has expired; read the job for a fresh one',
+    )
   }
   await next()
 })

@@ -35,7 +35,10 @@ export const createRemoval = createRoute({
   },
   responses: {
     200: json(JobSchema, 'The job finished within the bounded wait'),
-    202: { ...json(JobSchema, 'Accepted; poll Location or stream its events'), headers: { Location: { schema: { type: 'string' } } } },
+    202: {
+      ...json(JobSchema, 'Accepted; poll Location or stream its events'),
+      headers: { Location: { schema: { type: 'string' } } },
+    },
     ...errorResponses,
     402: problemContent('No credits remain'),
     409: problemContent('Idempotency-Key reused with different input'),
@@ -73,7 +76,9 @@ function jsonInput(body: JsonBody): RemovalInput {
       field: sourceUrl === undefined ? 'sourceUrl' : 'uploadId',
     })
   }
-  return sourceUrl !== undefined ? { kind: 'url', sourceUrl, options } : { kind: 'upload', uploadId: uploadId!, options }
+  return sourceUrl !== undefined
+    ? { kind: 'url', sourceUrl, options }
+    : { kind: 'upload', uploadId: uploadId!, options }
 }
 
 function multipartInput(form: Record<string, unknown>): RemovalInput {

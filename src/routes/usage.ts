@@ -20,7 +20,10 @@ export const getOne = createRoute({
   security: optionalBearer,
   middleware: [authorize('GET /v1/usage')] as const,
   responses: {
-    200: json(UsageSchema, 'A workspace: kind, limit, available, held, used, periodEndsAt. Anonymous: remaining and the UTC reset'),
+    200: json(
+      UsageSchema,
+      'A workspace: kind, limit, available, held, used, periodEndsAt. Anonymous: remaining and the UTC reset',
+    ),
     ...errorResponses,
   },
 })

@@ -79,7 +79,9 @@ export const replay = createRoute({
 })
 
 export const webhooks = createRouter()
-  .openapi(create, async (c) => c.json(await createEndpoint(c.env, c.get('auth').workspaceId, c.req.valid('json')), 201))
+  .openapi(create, async (c) =>
+    c.json(await createEndpoint(c.env, c.get('auth').workspaceId, c.req.valid('json')), 201),
+  )
   .openapi(list, async (c) => c.json({ endpoints: await listEndpoints(c.env.DB, c.get('auth').workspaceId) }, 200))
   .openapi(remove, async (c) => {
     const { id } = c.req.valid('param')

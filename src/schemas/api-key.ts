@@ -9,7 +9,9 @@ export const ApiKeySchema = z
   .object({
     id: z.uuid(),
     name: z.string(),
-    prefix: z.string().openapi({ description: 'The first 12 characters of the key, for telling keys apart', example: 'sk_live_Xq3v' }),
+    prefix: z
+      .string()
+      .openapi({ description: 'The first 12 characters of the key, for telling keys apart', example: 'sk_live_Xq3v' }),
     scopes: z.array(z.string()),
     createdAt: DateTime,
     expiresAt: DateTime.nullable().optional(),
@@ -30,8 +32,13 @@ export const ApiKeyCreateSchema = z
       .array(Scope)
       .min(1)
       .optional()
-      .openapi({ description: "Defaults to the caller's scopes; only scopes the caller holds may be given", example: ['images:write', 'jobs:read'] }),
-    expiresAt: DateTime.optional().openapi({ description: 'Must be in the future; omit for a key that does not expire' }),
+      .openapi({
+        description: "Defaults to the caller's scopes; only scopes the caller holds may be given",
+        example: ['images:write', 'jobs:read'],
+      }),
+    expiresAt: DateTime.optional().openapi({
+      description: 'Must be in the future; omit for a key that does not expire',
+    }),
   })
   .openapi('ApiKeyCreate')
 

@@ -40,9 +40,7 @@ export const SessionSchema = TokenPairSchema.extend({
 }).openapi('Session')
 
 /** Absent refresh tokens are the service's 401 (the credential is missing), not a 400. */
-export const RefreshSchema = z
-  .strictObject({ refreshToken: z.string().max(200).optional() })
-  .openapi('RefreshRequest')
+export const RefreshSchema = z.strictObject({ refreshToken: z.string().max(200).optional() }).openapi('RefreshRequest')
 
 export const LogoutSchema = z
   .strictObject({ refreshToken: z.string().max(200).optional() })
@@ -50,13 +48,20 @@ export const LogoutSchema = z
 
 export const DeviceAuthorizationCreateSchema = z
   .strictObject({
-    client: z.string().trim().min(1).max(100).openapi({ description: 'Shown to the user when they approve', example: 'cutout-cli 1.2 on ada-laptop' }),
+    client: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .openapi({ description: 'Shown to the user when they approve', example: 'cutout-cli 1.2 on ada-laptop' }),
   })
   .openapi('DeviceAuthorizationCreate')
 
 export const DeviceAuthorizationSchema = z
   .object({
-    deviceCode: z.string().openapi({ description: 'Secret; the client polls POST /v1/device-authorizations/token with it' }),
+    deviceCode: z
+      .string()
+      .openapi({ description: 'Secret; the client polls POST /v1/device-authorizations/token with it' }),
     userCode: z.string().openapi({ example: 'BDFG-HJKL', description: 'What the user confirms in the browser' }),
     verificationUri: z.string(),
     verificationUriComplete: z.string(),
@@ -75,7 +80,12 @@ export const UserCodeParams = z.object({
 
 export const DeviceApproveSchema = z
   .strictObject({
-    workspaceId: z.string().min(1).max(100).optional().openapi({ description: "A workspace the user belongs to; defaults to the session's" }),
+    workspaceId: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .openapi({ description: "A workspace the user belongs to; defaults to the session's" }),
   })
   .openapi('DeviceAuthorizationApprove')
 

@@ -40,9 +40,11 @@ export const RemovalJsonSchema = z
 
 export const RemovalMultipartSchema = z
   .object({
-    image: z
-      .any()
-      .openapi({ type: 'string', format: 'binary', description: 'JPEG, PNG, WebP, AVIF, HEIC or HEIF; ≤ 50 MB, ≤ 25 MP' }),
+    image: z.any().openapi({
+      type: 'string',
+      format: 'binary',
+      description: 'JPEG, PNG, WebP, AVIF, HEIC or HEIF; ≤ 50 MB, ≤ 25 MP',
+    }),
     options: z.string().openapi({ description: 'JSON-encoded RemovalOptions' }),
   })
   .openapi('RemovalMultipart')

@@ -2,10 +2,7 @@ import { z } from '@hono/zod-openapi'
 import { EVENT_TYPES, SSE_ONLY_TYPES, type EventType } from '../durable/job-events'
 
 /** Event types a webhook may subscribe to: all of DESIGN.md §3 except the SSE-only progress. */
-export const WEBHOOK_EVENT_TYPES = EVENT_TYPES.filter((t) => !SSE_ONLY_TYPES.includes(t)) as [
-  EventType,
-  ...EventType[],
-]
+export const WEBHOOK_EVENT_TYPES = EVENT_TYPES.filter((t) => !SSE_ONLY_TYPES.includes(t)) as [EventType, ...EventType[]]
 
 export const DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'failed'] as const
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number]
@@ -20,7 +17,10 @@ const DateTime = z.iso.datetime()
 
 export const WebhookCreateSchema = z
   .strictObject({
-    url: z.url({ protocol: /^https?$/ }).max(MAX_WEBHOOK_URL_LENGTH).openapi({ example: 'https://example.com/hooks/cutout' }),
+    url: z
+      .url({ protocol: /^https?$/ })
+      .max(MAX_WEBHOOK_URL_LENGTH)
+      .openapi({ example: 'https://example.com/hooks/cutout' }),
     events: z
       .array(z.enum(WEBHOOK_EVENT_TYPES))
       .min(1)
@@ -39,7 +39,9 @@ export const WebhookEndpointSchema = z
   .object({
     id: z.uuid(),
     url: z.url(),
-    events: z.array(z.string()).openapi({ description: 'The event types delivered (all current types when none were chosen)' }),
+    events: z
+      .array(z.string())
+      .openapi({ description: 'The event types delivered (all current types when none were chosen)' }),
     createdAt: DateTime.optional(),
     disabledAt: DateTime.nullable().optional().openapi({ description: 'Set when delivery stopped' }),
     disabledReason: z
@@ -53,7 +55,9 @@ export const WebhookEndpointSchema = z
 export type WebhookEndpoint = z.infer<typeof WebhookEndpointSchema>
 
 export const WebhookEndpointCreatedSchema = WebhookEndpointSchema.extend({
-  secret: z.string().openapi({ description: 'The signing secret (whsec_…); shown only in this response', example: 'whsec_…' }),
+  secret: z
+    .string()
+    .openapi({ description: 'The signing secret (whsec_…); shown only in this response', example: 'whsec_…' }),
 }).openapi('WebhookEndpointCreated')
 
 export const WebhookEndpointListSchema = z
@@ -72,7 +76,9 @@ export const WebhookDeliverySchema = z
     createdAt: DateTime.optional(),
     deliveredAt: DateTime.nullable().optional(),
     lastAttemptAt: DateTime.nullable().optional(),
-    nextAttemptAt: DateTime.nullable().optional().openapi({ description: 'When the next attempt is due (pending or retrying)' }),
+    nextAttemptAt: DateTime.nullable()
+      .optional()
+      .openapi({ description: 'When the next attempt is due (pending or retrying)' }),
   })
   .openapi('WebhookDelivery')
 
@@ -82,9 +88,7 @@ export const WebhookDeliveryListSchema = z
   .object({ deliveries: z.array(WebhookDeliverySchema) })
   .openapi('WebhookDeliveryList')
 
-export const ReplaySchema = z
-  .object({ id: z.uuid(), status: z.literal('pending') })
-  .openapi('WebhookReplay')
+export const ReplaySchema = z.object({ id: z.uuid(), status: z.literal('pending') }).openapi('WebhookReplay')
 
 const uuidParam = (name: string) =>
   z.uuid().openapi({ param: { name, in: 'path' }, example: '0b7f1d1e-8c1a-4c2e-9d55-0f6c3c1c2f11' })

@@ -64,7 +64,7 @@ export async function authenticateApiKey(
   token: string | undefined,
   opts: AuthenticateOptions = {},
 ): Promise<AuthContext> {
-  if (!token || !token.startsWith(API_KEY_PREFIX)) {
+  if (!token?.startsWith(API_KEY_PREFIX)) {
     throw new ApiError('invalid_api_key', 'Expected an API key in Authorization: Bearer sk_live_…')
   }
   const row = await db

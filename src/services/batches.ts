@@ -18,7 +18,13 @@ import { sha256Hex } from '../lib/crypto'
 import { failUnstartedJobs, toJob, type JobRow } from './jobs'
 import type { UploadRow } from './uploads'
 
-type BatchRow = { id: string; workspace_id: string; status: 'processing' | 'complete'; total: number; created_at: string }
+type BatchRow = {
+  id: string
+  workspace_id: string
+  status: 'processing' | 'complete'
+  total: number
+  created_at: string
+}
 
 export interface BatchInput {
   uploadIds: string[]
@@ -113,9 +119,13 @@ async function createBatch(env: Env, workspaceId: string, correlationId: string,
 }
 
 export async function getBatch(env: Env, workspaceId: string, id: string): Promise<Batch> {
-  const batch = await env.DB.prepare('SELECT * FROM batches WHERE id = ? AND workspace_id = ?').bind(id, workspaceId).first<BatchRow>()
+  const batch = await env.DB.prepare('SELECT * FROM batches WHERE id = ? AND workspace_id = ?')
+    .bind(id, workspaceId)
+    .first<BatchRow>()
   if (!batch) throw new ApiError('job_not_found', `No batch ${id} in this workspace`)
-  const { results } = await env.DB.prepare('SELECT * FROM jobs WHERE batch_id = ? ORDER BY created_at, rowid').bind(id).all<JobRow>()
+  const { results } = await env.DB.prepare('SELECT * FROM jobs WHERE batch_id = ? ORDER BY created_at, rowid')
+    .bind(id)
+    .all<JobRow>()
   return {
     id: batch.id,
     status: batch.status,

@@ -23,9 +23,7 @@ export interface Usage {
 export function holdStatements(db: D1Database, workspaceId: string, jobId: string): D1PreparedStatement[] {
   return [
     db
-      .prepare(
-        'UPDATE credit_accounts SET held = held + 1 WHERE workspace_id = ? AND held + used < credit_limit',
-      )
+      .prepare('UPDATE credit_accounts SET held = held + 1 WHERE workspace_id = ? AND held + used < credit_limit')
       .bind(workspaceId),
     db
       .prepare("INSERT INTO credit_holds (job_id, workspace_id, status) SELECT ?, ?, 'held' WHERE changes() = 1")
@@ -38,15 +36,8 @@ export function quotaExhausted(): ApiError {
 }
 
 /** Settles a hold: `charge` moves it to used, `release` gives it back. Idempotent. */
-export function settleStatements(
-  db: D1Database,
-  jobId: string,
-  outcome: 'charge' | 'release',
-): D1PreparedStatement[] {
-  const account =
-    outcome === 'charge'
-      ? 'SET held = held - 1, used = used + 1'
-      : 'SET held = held - 1'
+export function settleStatements(db: D1Database, jobId: string, outcome: 'charge' | 'release'): D1PreparedStatement[] {
+  const account = outcome === 'charge' ? 'SET held = held - 1, used = used + 1' : 'SET held = held - 1'
   return [
     db
       .prepare(

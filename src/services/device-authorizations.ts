@@ -53,12 +53,18 @@ export function normalizeUserCode(input: string): string {
 const formatUserCode = (stored: string) => `${stored.slice(0, 4)}-${stored.slice(4)}`
 
 /** Creates a pending authorization for `client` (shown to the user when they approve). */
-export async function createDeviceAuthorization(env: Env, client: string, origin: string): Promise<DeviceAuthorization> {
+export async function createDeviceAuthorization(
+  env: Env,
+  client: string,
+  origin: string,
+): Promise<DeviceAuthorization> {
   const deviceCode = DEVICE_CODE_PREFIX + randomToken(32)
   const deviceCodeHash = await sha256Hex(deviceCode)
   const now = Date.now()
   // Old rows are only history; clearing them keeps the user-code space free.
-  await env.DB.prepare('DELETE FROM device_authorizations WHERE expires_at < ?').bind(iso(now - DAY_MS)).run()
+  await env.DB.prepare('DELETE FROM device_authorizations WHERE expires_at < ?')
+    .bind(iso(now - DAY_MS))
+    .run()
   for (let attempt = 0; ; attempt++) {
     const userCode = generateUserCode()
     try {
@@ -186,7 +192,9 @@ export async function pollDeviceAuthorization(env: Env, deviceCode: string): Pro
   }
 
   if (row.status === 'pending') {
-    throw new ApiError('authorization_pending', 'Waiting for the user to approve the code', { retryAfter: row.interval })
+    throw new ApiError('authorization_pending', 'Waiting for the user to approve the code', {
+      retryAfter: row.interval,
+    })
   }
   const exchanged = await env.DB.prepare(
     "UPDATE device_authorizations SET status = 'exchanged', exchanged_at = ? WHERE id = ? AND status = 'approved'",

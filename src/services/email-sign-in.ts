@@ -61,7 +61,11 @@ function signInEmail(code: string) {
  * the attempt counter, so starts are limited per email (`MAX_CODES_PER_WINDOW`); the limit
  * applies to every address alike and reveals nothing.
  */
-export async function startEmailSignIn(env: Env, rawEmail: string, sender: EmailSender = emailSenderFor(env)): Promise<void> {
+export async function startEmailSignIn(
+  env: Env,
+  rawEmail: string,
+  sender: EmailSender = emailSenderFor(env),
+): Promise<void> {
   const email = normalizeEmail(rawEmail)
   const code = generateCode()
   const now = Date.now()
@@ -84,7 +88,9 @@ export async function startEmailSignIn(env: Env, rawEmail: string, sender: Email
     const row = await env.DB.prepare('SELECT window_started_at FROM email_challenges WHERE email = ?')
       .bind(email)
       .first<{ window_started_at: string }>()
-    const retryAfter = row ? Math.max(1, Math.ceil((Date.parse(row.window_started_at) + CODE_WINDOW_MS - now) / 1000)) : 60
+    const retryAfter = row
+      ? Math.max(1, Math.ceil((Date.parse(row.window_started_at) + CODE_WINDOW_MS - now) / 1000))
+      : 60
     throw new ApiError('rate_limit_exceeded', `Too many sign-in codes for this email; try again in ${retryAfter} s`, {
       retryAfter,
     })

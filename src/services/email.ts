@@ -57,9 +57,7 @@ function base64Lines(text: string): string {
  * @example
  * buildMimeMessage({ from: 'no-reply@example.com', to: 'a@example.com', subject: 'Hi', text: 'Hello' })
  */
-export function buildMimeMessage(
-  message: OutgoingEmail & { from: string; date?: Date; messageId?: string },
-): string {
+export function buildMimeMessage(message: OutgoingEmail & { from: string; date?: Date; messageId?: string }): string {
   assertHeaderSafe('From', message.from)
   assertHeaderSafe('To', message.to)
   assertHeaderSafe('Subject', message.subject)

@@ -64,7 +64,9 @@ export async function claimIdempotencyKey(
       kind: 'claimed',
       release: async () => {
         await db
-          .prepare("DELETE FROM idempotency_keys WHERE workspace_id = ? AND scope = ? AND key = ? AND state = 'in_progress'")
+          .prepare(
+            "DELETE FROM idempotency_keys WHERE workspace_id = ? AND scope = ? AND key = ? AND state = 'in_progress'",
+          )
           .bind(...where)
           .run()
       },
@@ -85,7 +87,8 @@ export async function claimIdempotencyKey(
     )
     .bind(...where)
     .first<Row>()
-  if (!row) throw new ApiError('idempotency_conflict', 'The Idempotency-Key is being reused concurrently', { retryable: true })
+  if (!row)
+    throw new ApiError('idempotency_conflict', 'The Idempotency-Key is being reused concurrently', { retryable: true })
   if (row.request_hash !== requestHash) {
     throw new ApiError('idempotency_conflict', 'The Idempotency-Key was already used with a different request', {
       field: 'Idempotency-Key',

@@ -69,7 +69,9 @@ export class InferenceClient {
   }
 
   static fromEnv(env: { INFERENCE_URL: string; INFERENCE_SIGNING_KEY: string }): InferenceClient {
-    const urls = env.INFERENCE_URL.split(',').map((u) => u.trim().replace(/\/$/, '')).filter(Boolean)
+    const urls = env.INFERENCE_URL.split(',')
+      .map((u) => u.trim().replace(/\/$/, ''))
+      .filter(Boolean)
     return new InferenceClient({ urls, signingKey: env.INFERENCE_SIGNING_KEY })
   }
 
@@ -99,7 +101,12 @@ export class InferenceClient {
   }
 
   /** Runs a removal; the response body is the PNG (with Content-Length). */
-  async remove(input: SignedBody, options: RemovalOptions, signal?: AbortSignal, maxPixels?: number): Promise<Response> {
+  async remove(
+    input: SignedBody,
+    options: RemovalOptions,
+    signal?: AbortSignal,
+    maxPixels?: number,
+  ): Promise<Response> {
     return this.#call('POST', `/v1/remove?${removalQuery(options, maxPixels)}`, input, signal)
   }
 
@@ -126,7 +133,13 @@ export class InferenceClient {
     const body = (await res.json().catch(() => null)) as { code?: string; message?: string; retryable?: boolean } | null
     const code = body?.code ?? (res.status >= 500 ? 'processor_unavailable' : 'processing_failed')
     const retryable = body?.retryable ?? (res.status === 503 || res.status === 502 || res.status === 504)
-    throw new InferenceFailure(code, body?.message ?? `Inference server answered ${res.status}`, res.status, retryable, retryAfterOf(res))
+    throw new InferenceFailure(
+      code,
+      body?.message ?? `Inference server answered ${res.status}`,
+      res.status,
+      retryable,
+      retryAfterOf(res),
+    )
   }
 
   #pickUrl(): string {

@@ -58,7 +58,16 @@ export async function insertJobWithHold(db: D1Database, job: NewJob): Promise<vo
          SELECT ?, ?, ?, 'queued', 'queued', 'png', ?, ?, ?, ?
          WHERE EXISTS (SELECT 1 FROM credit_holds WHERE job_id = ?)`,
       )
-      .bind(job.id, job.workspaceId, job.kind, JSON.stringify(job.options), job.sourceKey, job.batchId ?? null, iso(), job.id),
+      .bind(
+        job.id,
+        job.workspaceId,
+        job.kind,
+        JSON.stringify(job.options),
+        job.sourceKey,
+        job.batchId ?? null,
+        iso(),
+        job.id,
+      ),
   ])
   if (take.meta.changes !== 1) throw quotaExhausted()
 }
@@ -184,4 +193,3 @@ export async function failUnstartedJobs(db: D1Database, jobIds: string[]) {
     ]),
   )
 }
-

@@ -25,7 +25,12 @@ export function objectUrl(env: PresignEnv, key: string): string {
  * A PUT URL for `key` that R2 accepts only with this exact `Content-Type` header, until it expires.
  * `datetime` (YYYYMMDDTHHMMSSZ) is for reproducible tests.
  */
-export async function presignPut(env: PresignEnv, key: string, contentType: string, datetime?: string): Promise<string> {
+export async function presignPut(
+  env: PresignEnv,
+  key: string,
+  contentType: string,
+  datetime?: string,
+): Promise<string> {
   const client = new AwsClient({
     accessKeyId: env.R2_ACCESS_KEY_ID!,
     secretAccessKey: env.R2_SECRET_ACCESS_KEY!,

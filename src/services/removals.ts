@@ -16,7 +16,14 @@ import { assertProcessorAvailable, InferenceClient } from './inference'
 import { ANONYMOUS_MAX_PIXELS, takeAllowance } from './anonymous'
 import { failUnstartedJobs, findJob, insertJob, insertJobWithHold, toJob } from './jobs'
 import { readLimited, storeBytes, type StoredSource } from './sources'
-import { allowlistFromEnv, DohResolver, guardedFetch, SourceFetchError, SourceTooLargeError, UnsafeUrlError } from './ssrf'
+import {
+  allowlistFromEnv,
+  DohResolver,
+  guardedFetch,
+  SourceFetchError,
+  SourceTooLargeError,
+  UnsafeUrlError,
+} from './ssrf'
 import { findUpload } from './uploads'
 
 export type RemovalInput =
@@ -34,7 +41,8 @@ export interface AcceptContext {
 
 /** Parses the multipart `options` field (a JSON string) with the same strict schema as JSON bodies. */
 export function parseOptionsField(raw: unknown): RemovalOptions {
-  if (typeof raw !== 'string') throw new ApiError('invalid_input', 'Expected options as a JSON string', { field: 'options' })
+  if (typeof raw !== 'string')
+    throw new ApiError('invalid_input', 'Expected options as a JSON string', { field: 'options' })
   let value: unknown
   try {
     value = JSON.parse(raw)
@@ -57,7 +65,13 @@ async function fingerprint(input: RemovalInput): Promise<string> {
 
 export async function acceptRemoval(ctx: AcceptContext, input: RemovalInput): Promise<StoredResponse> {
   const { env, auth } = ctx
-  const claim = await claimIdempotencyKey(env.DB, auth.workspaceId, 'removals', ctx.idempotencyKey, await fingerprint(input))
+  const claim = await claimIdempotencyKey(
+    env.DB,
+    auth.workspaceId,
+    'removals',
+    ctx.idempotencyKey,
+    await fingerprint(input),
+  )
   if (claim.kind === 'replay') return claim.response
   try {
     const response = await runAccept(ctx, input)
@@ -88,7 +102,13 @@ async function createJob(ctx: AcceptContext, input: RemovalInput): Promise<Store
   const anonymous = auth.kind === 'anonymous'
   const jobId = crypto.randomUUID()
   const source = await resolveSource(env, auth.workspaceId, jobId, input)
-  const job = { id: jobId, workspaceId: auth.workspaceId, kind: 'remove_background' as const, options: input.options, sourceKey: source.key }
+  const job = {
+    id: jobId,
+    workspaceId: auth.workspaceId,
+    kind: 'remove_background' as const,
+    options: input.options,
+    sourceKey: source.key,
+  }
   // Anonymous jobs spend the daily allowance instead of credits.
   await (anonymous ? insertJob(env.DB, job) : insertJobWithHold(env.DB, job))
   const stub = env.JOB_RUN.get(env.JOB_RUN.idFromName(jobId))
@@ -115,13 +135,19 @@ async function resolveSource(env: Env, workspaceId: string, jobId: string, input
     case 'upload': {
       const upload = await findUpload(env.DB, workspaceId, input.uploadId, 'uploadId')
       if (upload.status !== 'ready' || !upload.sha256 || !upload.byte_size) {
-        throw new ApiError('invalid_input', `Upload ${upload.id} is not ready; complete it first`, { field: 'uploadId' })
+        throw new ApiError('invalid_input', `Upload ${upload.id} is not ready; complete it first`, {
+          field: 'uploadId',
+        })
       }
       return { key: upload.object_key, size: upload.byte_size, sha256: upload.sha256, mimeType: upload.mime_type ?? '' }
     }
     case 'file': {
       if (input.file.size > MAX_IMAGE_BYTES) {
-        throw new ApiError('image_too_large', `Expected at most ${MAX_IMAGE_BYTES} bytes but received ${input.file.size}`, { field: 'image' })
+        throw new ApiError(
+          'image_too_large',
+          `Expected at most ${MAX_IMAGE_BYTES} bytes but received ${input.file.size}`,
+          { field: 'image' },
+        )
       }
       return storeBytes(env.BUCKET, `sources/${jobId}`, new Uint8Array(await input.file.arrayBuffer()), 'image')
     }

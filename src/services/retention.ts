@@ -16,7 +16,9 @@ export async function sweepExpiredResults(env: Pick<Env, 'DB' | 'BUCKET'>, now =
   if (!results.length) return 0
   await env.BUCKET.delete(results.map((r) => r.result_key))
   await env.DB.batch(
-    results.map((r) => env.DB.prepare('UPDATE jobs SET result_deleted_at = ? WHERE id = ?').bind(now.toISOString(), r.id)),
+    results.map((r) =>
+      env.DB.prepare('UPDATE jobs SET result_deleted_at = ? WHERE id = ?').bind(now.toISOString(), r.id),
+    ),
   )
   return results.length
 }

@@ -190,7 +190,11 @@ export async function refreshSession(env: Env, refreshToken: string | undefined)
     throw invalidSession('The refresh token was already used; the session is revoked, sign in again')
   }
   return {
-    accessToken: await signAccessToken(env, { userId: row.user_id, workspaceId: row.workspace_id, sessionId: row.session_id }),
+    accessToken: await signAccessToken(env, {
+      userId: row.user_id,
+      workspaceId: row.workspace_id,
+      sessionId: row.session_id,
+    }),
     refreshToken: next,
     tokenType: 'Bearer',
     expiresIn: ACCESS_TOKEN_TTL_SECONDS,

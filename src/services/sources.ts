@@ -32,16 +32,27 @@ export function checkImageHead(head: Uint8Array, field?: string): { mimeType: st
   const { width, height } = sniffed
   if (width && height) {
     if (width * height > MAX_PIXELS) {
-      throw new ApiError('image_too_large', `Expected at most 25 megapixels but the image is ${width}×${height}`, { field })
+      throw new ApiError('image_too_large', `Expected at most 25 megapixels but the image is ${width}×${height}`, {
+        field,
+      })
     }
     if (width < MIN_SIDE || height < MIN_SIDE) {
-      throw new ApiError('invalid_input', `Expected at least ${MIN_SIDE}×${MIN_SIDE} pixels but the image is ${width}×${height}`, { field })
+      throw new ApiError(
+        'invalid_input',
+        `Expected at least ${MIN_SIDE}×${MIN_SIDE} pixels but the image is ${width}×${height}`,
+        { field },
+      )
     }
   }
   return { mimeType: sniffed.mimeType }
 }
 
-export async function storeBytes(bucket: R2Bucket, key: string, bytes: Uint8Array, field?: string): Promise<StoredSource> {
+export async function storeBytes(
+  bucket: R2Bucket,
+  key: string,
+  bytes: Uint8Array,
+  field?: string,
+): Promise<StoredSource> {
   if (bytes.byteLength > MAX_IMAGE_BYTES) throw tooLarge(bytes.byteLength)
   const { mimeType } = checkImageHead(bytes.subarray(0, SNIFF_BYTES), field)
   const sha256 = toBase64Url(await crypto.subtle.digest('SHA-256', bytes))
@@ -116,7 +127,9 @@ export async function storeStream(
     return { key, size: length, sha256, mimeType }
   } catch (err) {
     await bucket.delete(key).catch(() => undefined)
-    throw new ApiError('invalid_input', `The upload did not match its Content-Length of ${length} bytes`, { cause: err })
+    throw new ApiError('invalid_input', `The upload did not match its Content-Length of ${length} bytes`, {
+      cause: err,
+    })
   }
 }
 

@@ -24,12 +24,7 @@ const ALLOWED_PROTOCOLS = new Set(['http:', 'https:'])
 const DEFAULT_PORTS: Record<string, string> = { 'http:': '80', 'https:': '443' }
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308])
 /** Names that reach the machine itself or a cloud metadata service. */
-const BLOCKED_HOSTNAMES = new Set([
-  'localhost',
-  'metadata',
-  'metadata.google.internal',
-  'instance-data',
-])
+const BLOCKED_HOSTNAMES = new Set(['localhost', 'metadata', 'metadata.google.internal', 'instance-data'])
 /** Suffixes reserved for local or private networks (RFC 6761, RFC 6762, RFC 8375). */
 const BLOCKED_SUFFIXES = ['.localhost', '.local', '.internal', '.localdomain', '.home.arpa']
 /** CNAME hops the resolver follows when an answer stops at an alias (RFC 1034 loops are cut). */
@@ -161,8 +156,7 @@ export function isAllowlisted(url: URL, allowlist: string[]): boolean {
 }
 
 /** "a loopback address", "an IETF protocol assignment", "a unique-local address". */
-const withArticle = (reason: string) =>
-  (/^(?:[aeioI]|u(?!ni))/.test(reason) ? 'an ' : 'a ') + reason
+const withArticle = (reason: string) => (/^(?:[aeioI]|u(?!ni))/.test(reason) ? 'an ' : 'a ') + reason
 
 function blockedHostname(hostname: string): string | null {
   const name = hostname.toLowerCase().replace(/\.+$/, '')

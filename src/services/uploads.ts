@@ -6,7 +6,7 @@
 import { ApiError } from '../errors'
 import { HOUR_MS, iso } from '../lib/time'
 import type { Upload } from '../schemas/upload'
-import { InferenceClient, InferenceFailure, inferenceProblem } from './inference'
+import { type ImageInfo, InferenceClient, InferenceFailure, inferenceProblem } from './inference'
 import { presignConfigured, presignPut, type PresignEnv } from './presign'
 import { storeStream, verifyStoredObject } from './sources'
 
@@ -74,7 +74,10 @@ export async function createUpload(
 }
 
 export async function findUpload(db: D1Database, workspaceId: string, id: string, field?: string): Promise<UploadRow> {
-  const row = await db.prepare('SELECT * FROM uploads WHERE id = ? AND workspace_id = ?').bind(id, workspaceId).first<UploadRow>()
+  const row = await db
+    .prepare('SELECT * FROM uploads WHERE id = ? AND workspace_id = ?')
+    .bind(id, workspaceId)
+    .first<UploadRow>()
   if (!row) {
     if (field) throw new ApiError('invalid_input', `No upload ${id} in this workspace`, { field })
     throw new ApiError('job_not_found', `No upload ${id} in this workspace`)
@@ -100,7 +103,9 @@ export async function putUploadContent(
   assertPending(row)
   const length = Number(contentLength)
   if (!body || !contentLength || !Number.isInteger(length) || length <= 0) {
-    throw new ApiError('invalid_input', 'Expected the image bytes with a Content-Length header', { field: 'Content-Length' })
+    throw new ApiError('invalid_input', 'Expected the image bytes with a Content-Length header', {
+      field: 'Content-Length',
+    })
   }
   const stored = await storeStream(env.BUCKET, row.object_key, body, length)
   await env.DB.prepare('UPDATE uploads SET byte_size = ?, sha256 = ?, mime_type = ? WHERE id = ?')
@@ -123,9 +128,11 @@ export async function completeUpload(
     throw new ApiError('invalid_input', `Upload ${id} has no content yet; PUT the bytes to its uploadUrl first`)
   }
   if (!row.sha256) {
-    await env.DB.prepare('UPDATE uploads SET byte_size = ?, sha256 = ? WHERE id = ?').bind(object.size, landed.sha256, id).run()
+    await env.DB.prepare('UPDATE uploads SET byte_size = ?, sha256 = ? WHERE id = ?')
+      .bind(object.size, landed.sha256, id)
+      .run()
   }
-  let info
+  let info: ImageInfo
   try {
     info = await InferenceClient.fromEnv(env).inspect({ body: object.body, length: object.size, sha256: landed.sha256 })
   } catch (err) {

@@ -46,14 +46,19 @@ async function firstMembership(db: D1Database, email: string): Promise<Membershi
  * membership), created on first sign-in. Every insert is guarded, so two concurrent first
  * sign-ins end with one user and one workspace.
  */
-export async function findOrCreateUser(db: D1Database, email: string): Promise<{ user: UserRef; workspace: WorkspaceRef }> {
+export async function findOrCreateUser(
+  db: D1Database,
+  email: string,
+): Promise<{ user: UserRef; workspace: WorkspaceRef }> {
   let row = await firstMembership(db, email)
   if (!row) {
     const userId = crypto.randomUUID()
     const workspaceId = crypto.randomUUID()
     const now = iso()
     await db.batch([
-      db.prepare('INSERT INTO users (id, email, created_at) VALUES (?, ?, ?) ON CONFLICT (email) DO NOTHING').bind(userId, email, now),
+      db
+        .prepare('INSERT INTO users (id, email, created_at) VALUES (?, ?, ?) ON CONFLICT (email) DO NOTHING')
+        .bind(userId, email, now),
       // The workspace is made only for a user without any membership (ours, or an older one left bare).
       db
         .prepare(

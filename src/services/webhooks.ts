@@ -10,12 +10,7 @@ import type { Env } from '../env'
 import { ApiError } from '../errors'
 import { hmacHex, randomToken, toBase64Url } from '../lib/crypto'
 import { HOUR_MS, iso } from '../lib/time'
-import {
-  WEBHOOK_EVENT_TYPES,
-  type DisabledReason,
-  type WebhookCreate,
-  type WebhookEndpoint,
-} from '../schemas/webhook'
+import { WEBHOOK_EVENT_TYPES, type DisabledReason, type WebhookCreate, type WebhookEndpoint } from '../schemas/webhook'
 import { allowlistFromEnv, checkUrl, DohResolver, isAllowlisted, UnsafeUrlError } from './ssrf'
 
 export const SECRET_PREFIX = 'whsec_'
@@ -63,7 +58,7 @@ async function dataKey(encodedKey: string | undefined): Promise<CryptoKey> {
   } catch {
     raw = undefined
   }
-  if (!raw || raw.byteLength !== 32) {
+  if (raw?.byteLength !== 32) {
     throw new Error('DATA_ENCRYPTION_KEY must be set to the base64url encoding of 32 random bytes')
   }
   return crypto.subtle.importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt'])
@@ -171,9 +166,13 @@ export async function assertWebhookUrl(env: Env, raw: string): Promise<URL> {
     throw err
   }
   if (url.protocol !== 'https:' && !isAllowlisted(url, allowlist)) {
-    throw new ApiError('invalid_input', `Expected an https URL for a public webhook endpoint but received ${url.protocol}`, {
-      field: 'url',
-    })
+    throw new ApiError(
+      'invalid_input',
+      `Expected an https URL for a public webhook endpoint but received ${url.protocol}`,
+      {
+        field: 'url',
+      },
+    )
   }
   if (url.hash) throw new ApiError('invalid_input', 'Expected a webhook URL without a #fragment', { field: 'url' })
   return url

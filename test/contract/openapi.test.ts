@@ -72,7 +72,9 @@ describe('GET /openapi.json', () => {
     expect(listed.sort()).toEqual([...ROUTES].sort())
     for (const route of ROUTES.filter((r) => r.includes('/v1/') && !PUBLIC.some((p) => r.includes(p)))) {
       const [method, path] = route.split(' ')
-      expect(Object.keys(doc.paths[path][method].responses)).toEqual(expect.arrayContaining(['400', '401', '403', '404', '500', '503']))
+      expect(Object.keys(doc.paths[path][method].responses)).toEqual(
+        expect.arrayContaining(['400', '401', '403', '404', '500', '503']),
+      )
     }
     const removal = doc.paths['/v1/removals'].post.responses
     expect(Object.keys(removal)).toEqual(expect.arrayContaining(['200', '202', '402', '409', '413', '415', '422']))

@@ -46,7 +46,10 @@ const tail = () => output.split('\n').slice(-40).join('\n')
 
 function waitForLines(): Promise<{ baseUrl: string; apiKey: string }> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start printed no Base URL / API key in time:\n${tail()}`)), START_TIMEOUT_MS)
+    const timer = setTimeout(
+      () => reject(new Error(`npm start printed no Base URL / API key in time:\n${tail()}`)),
+      START_TIMEOUT_MS,
+    )
     const check = () => {
       const base = /^Base URL: (http\S+)$/m.exec(output)
       const key = /^API key: (sk_live_\S+)$/m.exec(output)
@@ -69,7 +72,7 @@ function api(path: string, init: RequestInit = {}): Promise<Response> {
   return fetch(new URL(path, baseUrl), { ...init, headers })
 }
 
-function removal(body: BodyInit, contentType?: string): Promise<Response> {
+function removal(body: RequestInit['body'], contentType?: string): Promise<Response> {
   const headers: Record<string, string> = { 'Idempotency-Key': randomUUID(), Prefer: 'wait=8' }
   if (contentType) headers['Content-Type'] = contentType
   return api('/v1/removals', { method: 'POST', headers, body })
@@ -202,7 +205,7 @@ describe('npm start (local mode)', () => {
   it('removes the background of an upload (PUT to uploadUrl, complete, Prefer: wait=8)', async () => {
     const created = await api('/v1/uploads', { method: 'POST' })
     expect(created.status).toBe(201)
-    const upload = await created.json()
+    const upload = (await created.json()) as { id: string; uploadUrl: string }
     expect(upload.uploadUrl.startsWith('/')).toBe(true)
 
     const put = await api(upload.uploadUrl, { method: 'PUT', headers: { 'Content-Type': 'image/png' }, body: PNG })

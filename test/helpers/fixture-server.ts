@@ -41,7 +41,10 @@ const receivers = new Map<string, { log: ReceivedRequest[]; script: ScriptedResp
 
 function receiver(name: string) {
   let r = receivers.get(name)
-  if (!r) receivers.set(name, (r = { log: [], script: [] }))
+  if (!r) {
+    r = { log: [], script: [] }
+    receivers.set(name, r)
+  }
   return r
 }
 
@@ -57,7 +60,10 @@ function readBody(req: import('node:http').IncomingMessage): Promise<string> {
 let photo12: Promise<Buffer> | undefined
 function twelveMegapixelPhoto(): Promise<Buffer> {
   photo12 ??= import('sharp').then(({ default: sharp }) =>
-    sharp(readFileSync(new URL('astronaut.png', FIXTURES))).resize(4000, 3000, { fit: 'fill' }).jpeg({ quality: 85 }).toBuffer(),
+    sharp(readFileSync(new URL('astronaut.png', FIXTURES)))
+      .resize(4000, 3000, { fit: 'fill' })
+      .jpeg({ quality: 85 })
+      .toBuffer(),
   )
   return photo12
 }

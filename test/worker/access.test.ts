@@ -17,9 +17,7 @@ async function routes(): Promise<string[]> {
 
 function call(route: string, key?: string) {
   const [method, template] = route.split(' ')
-  const path = template
-    .replace('{userCode}', 'BCDF-GHJK')
-    .replace(/\{[^}]+\}/g, () => crypto.randomUUID())
+  const path = template.replace('{userCode}', 'BCDF-GHJK').replace(/\{[^}]+\}/g, () => crypto.randomUUID())
   const withBody = method === 'POST' || method === 'PUT'
   return api(path, {
     method,
@@ -53,7 +51,8 @@ describe('route access', () => {
 
   it('a key without the route’s scope → 403; with it → neither 401 nor 403', async () => {
     const byScope = new Map<Scope, string>()
-    for (const scope of SCOPES) byScope.set(scope, (await seedWorkspace({ scopes: SCOPES.filter((s) => s !== scope) })).key)
+    for (const scope of SCOPES)
+      byScope.set(scope, (await seedWorkspace({ scopes: SCOPES.filter((s) => s !== scope) })).key)
     const full = await seedWorkspace()
     for (const [route, access] of Object.entries(ROUTE_ACCESS)) {
       for (const scope of access.scopes) {
@@ -65,7 +64,11 @@ describe('route access', () => {
       expect([401, 403], `${route} → ${res.status}`).not.toContain(res.status)
     }
     // Device approval is for people: an API key, whatever its scopes, is refused.
-    await expectProblem(await call('POST /v1/device-authorizations/{userCode}/approve', full.key), 403, 'insufficient_scope')
+    await expectProblem(
+      await call('POST /v1/device-authorizations/{userCode}/approve', full.key),
+      403,
+      'insufficient_scope',
+    )
     expect(env.DB).toBeDefined()
   })
 })
@@ -95,7 +98,8 @@ describe('rate limits', () => {
   it('an anonymous burst past the per-IP limit gets 429', async () => {
     const ip = `192.0.2.${1 + Math.floor(Math.random() * 250)}`
     const statuses: number[] = []
-    for (let i = 0; i < 61; i++) statuses.push((await api('/health/live', { headers: { 'cf-connecting-ip': ip } })).status)
+    for (let i = 0; i < 61; i++)
+      statuses.push((await api('/health/live', { headers: { 'cf-connecting-ip': ip } })).status)
     expect(statuses.slice(0, 60).every((s) => s === 200)).toBe(true)
     await expectProblem(await api('/health/live', { headers: { 'cf-connecting-ip': ip } }), 429, 'rate_limit_exceeded')
   })

@@ -56,7 +56,10 @@ describe('anonymous removals', () => {
     expect(first.status).toBe(202)
     const cookie = deviceCookieOf(first)
     for (let i = 2; i <= 7; i++) expect((await cheapRemoval(ip, cookie)).status).toBe(202)
-    const usage = (await (await api('/v1/usage', { headers: { cookie, 'cf-connecting-ip': ip } })).json()) as Record<string, unknown>
+    const usage = (await (await api('/v1/usage', { headers: { cookie, 'cf-connecting-ip': ip } })).json()) as Record<
+      string,
+      unknown
+    >
     expect(usage).toMatchObject({ kind: 'anonymous', limit: 7, remaining: 0 })
     expect(new Date(usage.periodEndsAt as string).toISOString().slice(11)).toBe('00:00:00.000Z')
 
@@ -85,7 +88,11 @@ describe('anonymous removals', () => {
       ['GET', '/v1/webhooks'],
       ['POST', '/v1/uploads'],
     ]) {
-      await expectProblem(await api(path, { method, headers: { 'cf-connecting-ip': freshIp() } }), 401, 'invalid_api_key')
+      await expectProblem(
+        await api(path, { method, headers: { 'cf-connecting-ip': freshIp() } }),
+        401,
+        'invalid_api_key',
+      )
     }
   })
 })

@@ -23,7 +23,9 @@ const deleteKey = (key: string, id: string) => api(`/v1/api-keys/${id}`, { metho
 async function waitForLastUsed(id: string, not: string | null, timeoutMs = 5000): Promise<string> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
-    const row = await env.DB.prepare('SELECT last_used_at FROM api_keys WHERE id = ?').bind(id).first<{ last_used_at: string | null }>()
+    const row = await env.DB.prepare('SELECT last_used_at FROM api_keys WHERE id = ?')
+      .bind(id)
+      .first<{ last_used_at: string | null }>()
     if (row?.last_used_at && row.last_used_at !== not) return row.last_used_at
     if (Date.now() > deadline) throw new Error(`last_used_at of ${id} still ${row?.last_used_at}`)
     await new Promise((r) => setTimeout(r, 20))
@@ -37,8 +39,16 @@ describe('POST /v1/api-keys', () => {
     expect(res.status).toBe(201)
     const created = (await res.json()) as Key
     expect(created.value).toMatch(/^sk_live_[A-Za-z0-9_-]{43}$/)
-    expect(created).toMatchObject({ name: 'CI', prefix: created.value!.slice(0, 12), scopes: [...SCOPES], expiresAt: null, lastUsedAt: null })
-    const row = await env.DB.prepare('SELECT * FROM api_keys WHERE id = ?').bind(created.id).first<Record<string, string>>()
+    expect(created).toMatchObject({
+      name: 'CI',
+      prefix: created.value!.slice(0, 12),
+      scopes: [...SCOPES],
+      expiresAt: null,
+      lastUsedAt: null,
+    })
+    const row = await env.DB.prepare('SELECT * FROM api_keys WHERE id = ?')
+      .bind(created.id)
+      .first<Record<string, string>>()
     expect(row!.hash).toBe(await sha256Hex(created.value!))
     expect(JSON.stringify(row)).not.toContain(created.value!.slice(12))
     const listed = (await listKeys(owner.key)).find((k) => k.id === created.id)
@@ -47,11 +57,11 @@ describe('POST /v1/api-keys', () => {
     expect((await api('/v1/jobs', { key: created.value })).status).toBe(200)
   })
 
-  it('defaults to the caller\'s scopes and accepts an empty body', async () => {
+  it("defaults to the caller's scopes and accepts an empty body", async () => {
     const caller = await seedWorkspace({ scopes: ['keys:write', 'jobs:read'] })
     const res = await api('/v1/api-keys', { method: 'POST', key: caller.key })
     expect(res.status).toBe(201)
-    expect(((await res.json()) as Key)).toMatchObject({ name: '', scopes: ['keys:write', 'jobs:read'] })
+    expect((await res.json()) as Key).toMatchObject({ name: '', scopes: ['keys:write', 'jobs:read'] })
   })
 
   it('only grants scopes the caller holds', async () => {
@@ -61,7 +71,11 @@ describe('POST /v1/api-keys', () => {
     const key = (await narrower.json()) as Key
     expect(key.scopes).toEqual(['jobs:read'])
     await expectProblem(await api('/v1/uploads', { method: 'POST', key: key.value }), 403, 'insufficient_scope')
-    await expectProblem(await createKey(caller.key, { scopes: ['jobs:read', 'images:write'] }), 403, 'insufficient_scope')
+    await expectProblem(
+      await createKey(caller.key, { scopes: ['jobs:read', 'images:write'] }),
+      403,
+      'insufficient_scope',
+    )
     await expectProblem(await createKey(caller.key, { scopes: ['admin'] }), 400, 'invalid_input', 'scopes.0')
     await expectProblem(await createKey(caller.key, { scopes: [] }), 400, 'invalid_input', 'scopes')
   })
@@ -86,7 +100,9 @@ describe('POST /v1/api-keys', () => {
     const created = (await (await createKey(key, { expiresAt })).json()) as Key
     expect(created.expiresAt).toBe(expiresAt)
     expect((await api('/v1/jobs', { key: created.value })).status).toBe(200)
-    await env.DB.prepare('UPDATE api_keys SET expires_at = ? WHERE id = ?').bind(new Date(Date.now() - 1).toISOString(), created.id).run()
+    await env.DB.prepare('UPDATE api_keys SET expires_at = ? WHERE id = ?')
+      .bind(new Date(Date.now() - 1).toISOString(), created.id)
+      .run()
     await expectProblem(await api('/v1/jobs', { key: created.value }), 401, 'invalid_api_key')
   })
 })
@@ -156,7 +172,9 @@ describe('lastUsedAt', () => {
     await api('/v1/jobs', { key: created.value })
     await api('/v1/jobs', { key: created.value })
     await new Promise((r) => setTimeout(r, 200))
-    const row = await env.DB.prepare('SELECT last_used_at FROM api_keys WHERE id = ?').bind(created.id).first<{ last_used_at: string }>()
+    const row = await env.DB.prepare('SELECT last_used_at FROM api_keys WHERE id = ?')
+      .bind(created.id)
+      .first<{ last_used_at: string }>()
     expect(row!.last_used_at).toBe(first)
     // A minute later the next use records again.
     const older = new Date(Date.now() - 61_000).toISOString()

@@ -3,12 +3,7 @@ import { SignJWT, UnsecuredJWT } from 'jose'
 import { describe, expect, it } from 'vitest'
 import { createApp } from '../../src/app'
 import { sha256Hex } from '../../src/lib/crypto'
-import {
-  buildMimeMessage,
-  DevOutboxSender,
-  emailSenderFor,
-  SendEmailBindingSender,
-} from '../../src/services/email'
+import { buildMimeMessage, DevOutboxSender, emailSenderFor, SendEmailBindingSender } from '../../src/services/email'
 import { CODE_WINDOW_MS, generateCode, MAX_CODES_PER_WINDOW } from '../../src/services/email-sign-in'
 import { FREE_TIER_CREDITS } from '../../src/services/users'
 import { latestCode, newEmail, signIn, startSignIn, verifySignIn, wrongCode, type SignedIn } from './auth-helpers'
@@ -58,7 +53,9 @@ describe('email sign-in: start', () => {
     const email = newEmail()
     await startSignIn(email)
     const code = await latestCode(email)
-    const row = await env.DB.prepare('SELECT * FROM email_challenges WHERE email = ?').bind(email).first<Record<string, unknown>>()
+    const row = await env.DB.prepare('SELECT * FROM email_challenges WHERE email = ?')
+      .bind(email)
+      .first<Record<string, unknown>>()
     expect(row).not.toBeNull()
     expect(JSON.stringify(row)).not.toContain(code)
     expect(row!.code_hash).toMatch(/^[0-9a-f]{64}$/)
@@ -67,7 +64,7 @@ describe('email sign-in: start', () => {
   it('normalises the email and validates its format', async () => {
     const email = newEmail()
     expect((await startSignIn(`  ${email.toUpperCase()} `)).status).toBe(202)
-    const session = await (await verifySignIn(email, await latestCode(email))).json() as SignedIn
+    const session = (await (await verifySignIn(email, await latestCode(email))).json()) as SignedIn
     expect(session.user.email).toBe(email)
     await expectProblem(await startSignIn('not-an-email'), 400, 'invalid_input', 'email')
     await expectProblem(await api('/v1/auth/email/start', { method: 'POST', json: {} }), 400, 'invalid_input', 'email')
@@ -106,7 +103,12 @@ describe('email sign-in: verify', () => {
     const res = await verifySignIn(email, await latestCode(email))
     expect(res.status).toBe(200)
     const body = (await res.json()) as SignedIn
-    expect(body).toMatchObject({ tokenType: 'Bearer', expiresIn: 3600, user: { email }, workspace: { name: 'Personal' } })
+    expect(body).toMatchObject({
+      tokenType: 'Bearer',
+      expiresIn: 3600,
+      user: { email },
+      workspace: { name: 'Personal' },
+    })
     expect(body.accessToken.split('.')).toHaveLength(3)
     expect(body.refreshToken).toMatch(/^rt_[A-Za-z0-9_-]{43}$/)
     const usage = (await (await api('/v1/usage', { key: body.accessToken })).json()) as { limit: number; kind: string }
@@ -142,7 +144,8 @@ describe('email sign-in: verify', () => {
     const email = newEmail()
     await startSignIn(email)
     const code = await latestCode(email)
-    for (let i = 0; i < 5; i++) await expectProblem(await verifySignIn(email, wrongCode(code)), 400, 'invalid_input', 'code')
+    for (let i = 0; i < 5; i++)
+      await expectProblem(await verifySignIn(email, wrongCode(code)), 400, 'invalid_input', 'code')
     const sixth = await expectProblem(await verifySignIn(email, code), 400, 'invalid_input', 'code')
     expect(sixth.detail).toMatch(/too many attempts failed/)
   })
@@ -154,7 +157,9 @@ describe('email sign-in: verify', () => {
     const guesses = Array.from({ length: 12 }, (_, i) => String((Number(code) + 1 + i) % 1_000_000).padStart(6, '0'))
     const results = await Promise.all(guesses.map((g) => verifySignIn(email, g)))
     for (const r of results) expect(r.status).toBe(400)
-    const row = await env.DB.prepare('SELECT attempts FROM email_challenges WHERE email = ?').bind(email).first<{ attempts: number }>()
+    const row = await env.DB.prepare('SELECT attempts FROM email_challenges WHERE email = ?')
+      .bind(email)
+      .first<{ attempts: number }>()
     expect(row?.attempts).toBe(5)
     await expectProblem(await verifySignIn(email, code), 400, 'invalid_input', 'code')
   })
@@ -173,7 +178,9 @@ describe('email sign-in: verify', () => {
     const email = newEmail()
     const before = Date.now()
     await startSignIn(email)
-    const row = await env.DB.prepare('SELECT expires_at FROM email_challenges WHERE email = ?').bind(email).first<{ expires_at: string }>()
+    const row = await env.DB.prepare('SELECT expires_at FROM email_challenges WHERE email = ?')
+      .bind(email)
+      .first<{ expires_at: string }>()
     const ttl = Date.parse(row!.expires_at) - before
     expect(ttl).toBeGreaterThan(599_000)
     expect(ttl).toBeLessThanOrEqual(601_000)
@@ -242,19 +249,23 @@ describe('sessions', () => {
   it('refresh tokens are stored hashed and expire', async () => {
     const s = await signIn()
     const hash = await sha256Hex(s.refreshToken)
-    const row = await env.DB.prepare('SELECT * FROM refresh_tokens WHERE hash = ?').bind(hash).first<Record<string, string>>()
+    const row = await env.DB.prepare('SELECT * FROM refresh_tokens WHERE hash = ?')
+      .bind(hash)
+      .first<Record<string, string>>()
     expect(row).not.toBeNull()
     expect(JSON.stringify(row)).not.toContain(s.refreshToken.slice(3))
     const ttl = Date.parse(row!.expires_at) - Date.parse(row!.created_at)
     expect(ttl).toBe(30 * 86_400_000)
-    await env.DB.prepare('UPDATE refresh_tokens SET expires_at = ? WHERE hash = ?').bind(new Date(Date.now() - 1).toISOString(), hash).run()
+    await env.DB.prepare('UPDATE refresh_tokens SET expires_at = ? WHERE hash = ?')
+      .bind(new Date(Date.now() - 1).toISOString(), hash)
+      .run()
     await expectProblem(await refresh(s.refreshToken), 401, 'invalid_api_key')
   })
 
   it('refresh without a token, or with a made-up one, is 401', async () => {
     await expectProblem(await refresh(), 401, 'invalid_api_key')
     await expectProblem(await api('/v1/auth/refresh', { method: 'POST' }), 401, 'invalid_api_key')
-    await expectProblem(await refresh('rt_' + 'A'.repeat(43)), 401, 'invalid_api_key')
+    await expectProblem(await refresh(`rt_${'A'.repeat(43)}`), 401, 'invalid_api_key')
     await expectProblem(await refresh('nonsense'), 401, 'invalid_api_key')
   })
 
@@ -323,7 +334,10 @@ describe('access token verification', () => {
       await forge(s, { typ: 'JWT' }),
     ]
     const [h, , sig] = s.accessToken.split('.')
-    const tampered = btoa(JSON.stringify({ sub: s.user.id, wid: crypto.randomUUID(), sid: 'x', scp: [] })).replace(/=+$/, '')
+    const tampered = btoa(JSON.stringify({ sub: s.user.id, wid: crypto.randomUUID(), sid: 'x', scp: [] })).replace(
+      /=+$/,
+      '',
+    )
     cases.push(`${h}.${tampered}.${sig}`)
     for (const token of cases) await expectProblem(await api('/v1/usage', { key: token }), 401, 'invalid_api_key')
   })
@@ -369,7 +383,9 @@ describe('EmailSender', () => {
     expect(buildMimeMessage({ from: 'a@b.c', to: 'd@e.f', subject: 'Grüße', text: '' })).toContain(
       'Subject: =?UTF-8?B?R3LDvMOfZQ==?=',
     )
-    expect(() => buildMimeMessage({ from: 'a@b.c', to: 'd@e.f\r\nBcc: x@y.z', subject: 's', text: '' })).toThrow(/line breaks/)
+    expect(() => buildMimeMessage({ from: 'a@b.c', to: 'd@e.f\r\nBcc: x@y.z', subject: 's', text: '' })).toThrow(
+      /line breaks/,
+    )
   })
 
   it('sends through the send_email binding with an EmailMessage', async () => {

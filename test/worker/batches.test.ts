@@ -1,8 +1,22 @@
 import { describe, expect, it } from 'vitest'
 import { env } from 'cloudflare:test'
-import { api, expectProblem, fixtureBytes, RAW_CUTOUT, seedWorkspace, uploadImage, usage, waitForStatus } from './helpers'
+import {
+  api,
+  expectProblem,
+  fixtureBytes,
+  RAW_CUTOUT,
+  seedWorkspace,
+  uploadImage,
+  usage,
+  waitForStatus,
+} from './helpers'
 
-type Batch = { id: string; status: string; total: number; jobs: { id: string; status: string; startedAt?: string; completedAt?: string }[] }
+type Batch = {
+  id: string
+  status: string
+  total: number
+  jobs: { id: string; status: string; startedAt?: string; completedAt?: string }[]
+}
 
 function postBatch(key: string, body: unknown, idempotencyKey: string = crypto.randomUUID()) {
   return api('/v1/batches', { method: 'POST', key, json: body, headers: { 'idempotency-key': idempotencyKey } })
@@ -19,16 +33,28 @@ async function waitForBatch(key: string, id: string, timeoutMs = 120_000): Promi
 }
 
 async function jobCount(workspaceId: string) {
-  return (await env.DB.prepare('SELECT COUNT(*) AS n FROM jobs WHERE workspace_id = ?').bind(workspaceId).first<{ n: number }>())!.n
+  return (await env.DB.prepare('SELECT COUNT(*) AS n FROM jobs WHERE workspace_id = ?')
+    .bind(workspaceId)
+    .first<{ n: number }>())!.n
 }
 
 describe('POST /v1/batches', () => {
   it('400 for 0 or 101 ids, naming the field', async () => {
     const { key } = await seedWorkspace()
     const ids = Array.from({ length: 101 }, () => crypto.randomUUID())
-    await expectProblem(await postBatch(key, { uploadIds: ids, options: RAW_CUTOUT }), 400, 'invalid_input', 'uploadIds')
+    await expectProblem(
+      await postBatch(key, { uploadIds: ids, options: RAW_CUTOUT }),
+      400,
+      'invalid_input',
+      'uploadIds',
+    )
     await expectProblem(await postBatch(key, { uploadIds: [], options: RAW_CUTOUT }), 400, 'invalid_input', 'uploadIds')
-    await expectProblem(await postBatch(key, { uploadIds: ['nope'], options: RAW_CUTOUT }), 400, 'invalid_input', 'uploadIds.0')
+    await expectProblem(
+      await postBatch(key, { uploadIds: ['nope'], options: RAW_CUTOUT }),
+      400,
+      'invalid_input',
+      'uploadIds.0',
+    )
   })
 
   it('400 naming the first upload that is not ready, and nothing queued', async () => {
@@ -48,7 +74,9 @@ describe('POST /v1/batches', () => {
     await expectProblem(res, 402, 'quota_exhausted')
     expect(await jobCount(workspaceId)).toBe(0)
     expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 5 })
-    const batches = await env.DB.prepare('SELECT COUNT(*) AS n FROM batches WHERE workspace_id = ?').bind(workspaceId).first<{ n: number }>()
+    const batches = await env.DB.prepare('SELECT COUNT(*) AS n FROM batches WHERE workspace_id = ?')
+      .bind(workspaceId)
+      .first<{ n: number }>()
     expect(batches!.n).toBe(0)
   })
 
@@ -64,7 +92,11 @@ describe('POST /v1/batches', () => {
     expect(((await second.json()) as Batch).id).toBe(a.id)
     expect(first.headers.get('location')).toBe(`/v1/batches/${a.id}`)
     expect(await jobCount(workspaceId)).toBe(2)
-    await expectProblem(await postBatch(key, { uploadIds: [upload.id], options: RAW_CUTOUT }, idem), 409, 'idempotency_conflict')
+    await expectProblem(
+      await postBatch(key, { uploadIds: [upload.id], options: RAW_CUTOUT }, idem),
+      409,
+      'idempotency_conflict',
+    )
     await waitForBatch(key, a.id)
   })
 
@@ -94,7 +126,9 @@ describe('fair scheduling', () => {
     const b = await seedWorkspace({ credits: 1 })
     const uploadA = await uploadImage(a.key, await fixtureBytes('astronaut.png'))
     const uploadB = await uploadImage(b.key, await fixtureBytes('astronaut.png'))
-    const batch = (await (await postBatch(a.key, { uploadIds: Array(20).fill(uploadA.id), options: RAW_CUTOUT })).json()) as Batch
+    const batch = (await (
+      await postBatch(a.key, { uploadIds: Array(20).fill(uploadA.id), options: RAW_CUTOUT })
+    ).json()) as Batch
     await new Promise((r) => setTimeout(r, 300))
     const snapshot = await env.WORKSPACE.get(env.WORKSPACE.idFromName(a.workspaceId)).snapshot()
     expect(snapshot.running.length).toBeLessThanOrEqual(2)
@@ -106,7 +140,10 @@ describe('fair scheduling', () => {
     })
     expect(resB.status, await resB.clone().text()).toBe(202)
     const jobB = (await resB.json()) as { id: string }
-    const finishedB = (await waitForStatus(b.key, jobB.id, ['succeeded', 'failed'], 120_000)) as { status: string; startedAt: string }
+    const finishedB = (await waitForStatus(b.key, jobB.id, ['succeeded', 'failed'], 120_000)) as {
+      status: string
+      startedAt: string
+    }
     expect(finishedB.status).toBe('succeeded')
     const done = await waitForBatch(a.key, batch.id, 300_000)
     const lastA = Math.max(...done.jobs.map((j) => Date.parse(j.completedAt!)))

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { expectProblem, fixtureBytes, RAW_CUTOUT, removal, seedWorkspace, uploadImage, usage, waitForStatus } from './helpers'
+import {
+  expectProblem,
+  fixtureBytes,
+  RAW_CUTOUT,
+  removal,
+  seedWorkspace,
+  uploadImage,
+  usage,
+  waitForStatus,
+} from './helpers'
 
 describe('credits', () => {
   it('402 quota_exhausted when nothing is left, with nothing held', async () => {
@@ -20,7 +29,9 @@ describe('credits', () => {
     expect(statuses.filter((s) => s === 202)).toHaveLength(10)
     expect(statuses.filter((s) => s === 402)).toHaveLength(10)
     for (const res of responses.filter((r) => r.status === 402)) await expectProblem(res, 402, 'quota_exhausted')
-    const accepted = await Promise.all(responses.filter((r) => r.status === 202).map((r) => r.json() as Promise<{ id: string }>))
+    const accepted = await Promise.all(
+      responses.filter((r) => r.status === 202).map((r) => r.json() as Promise<{ id: string }>),
+    )
     const during = await usage(key)
     expect(during.held + during.used).toBe(10)
     for (const job of accepted) {

@@ -6,7 +6,6 @@ import { signIn, type SignedIn } from './auth-helpers'
 import { api, expectProblem, seedWorkspace } from './helpers'
 import type { DeviceAuthorization } from '../../src/services/device-authorizations'
 
-
 const USER_CODE = new RegExp(`^[${USER_CODE_ALPHABET}]{4}-[${USER_CODE_ALPHABET}]{4}$`)
 
 async function createAuthorization(client = 'cutout-cli test'): Promise<DeviceAuthorization> {
@@ -40,12 +39,21 @@ describe('POST /v1/device-authorizations', () => {
     const row = await env.DB.prepare('SELECT * FROM device_authorizations WHERE device_code_hash = ?')
       .bind(await sha256Hex(auth.deviceCode))
       .first<Record<string, unknown>>()
-    expect(row).toMatchObject({ status: 'pending', client: 'cutout-cli test', user_code: auth.userCode.replace('-', '') })
+    expect(row).toMatchObject({
+      status: 'pending',
+      client: 'cutout-cli test',
+      user_code: auth.userCode.replace('-', ''),
+    })
     expect(JSON.stringify(row)).not.toContain(auth.deviceCode.slice(3))
   })
 
   it('requires a client', async () => {
-    await expectProblem(await api('/v1/device-authorizations', { method: 'POST', json: {} }), 400, 'invalid_input', 'client')
+    await expectProblem(
+      await api('/v1/device-authorizations', { method: 'POST', json: {} }),
+      400,
+      'invalid_input',
+      'client',
+    )
     await expectProblem(
       await api('/v1/device-authorizations', { method: 'POST', json: { client: 'x'.repeat(101) } }),
       400,
@@ -103,10 +111,17 @@ describe('device flow', () => {
     )
       .bind(await sha256Hex(tokens.refreshToken))
       .first<Record<string, string>>()
-    expect(session).toMatchObject({ user_id: user.user.id, workspace_id: user.workspace.id, method: 'device', client: 'cutout-cli 1.0' })
+    expect(session).toMatchObject({
+      user_id: user.user.id,
+      workspace_id: user.workspace.id,
+      method: 'device',
+      client: 'cutout-cli 1.0',
+    })
     expect((await api('/v1/usage', { key: tokens.accessToken })).status).toBe(200)
     // The device has its own session: refreshing it works independently of the browser's.
-    expect((await api('/v1/auth/refresh', { method: 'POST', json: { refreshToken: tokens.refreshToken } })).status).toBe(200)
+    expect(
+      (await api('/v1/auth/refresh', { method: 'POST', json: { refreshToken: tokens.refreshToken } })).status,
+    ).toBe(200)
 
     await waitAsIf(auth.deviceCode, 60)
     await expectProblem(await poll(auth.deviceCode), 400, 'invalid_input', 'deviceCode')
@@ -134,8 +149,13 @@ describe('device flow', () => {
   })
 
   it('an unknown device code is 400', async () => {
-    await expectProblem(await poll('dc_' + 'A'.repeat(43)), 400, 'invalid_input', 'deviceCode')
-    await expectProblem(await api('/v1/device-authorizations/token', { method: 'POST', json: {} }), 400, 'invalid_input', 'deviceCode')
+    await expectProblem(await poll(`dc_${'A'.repeat(43)}`), 400, 'invalid_input', 'deviceCode')
+    await expectProblem(
+      await api('/v1/device-authorizations/token', { method: 'POST', json: {} }),
+      400,
+      'invalid_input',
+      'deviceCode',
+    )
   })
 })
 
@@ -171,7 +191,11 @@ describe('approve', () => {
       .bind(team.workspaceId, user.user.id)
       .run()
     const auth = await createAuthorization()
-    await expectProblem(await approve(auth.userCode, user.accessToken, { workspaceId: stranger.workspaceId }), 404, 'job_not_found')
+    await expectProblem(
+      await approve(auth.userCode, user.accessToken, { workspaceId: stranger.workspaceId }),
+      404,
+      'job_not_found',
+    )
     expect((await approve(auth.userCode, user.accessToken, { workspaceId: team.workspaceId })).status).toBe(204)
     const tokens = (await (await poll(auth.deviceCode)).json()) as SignedIn
     const payload = JSON.parse(atob(tokens.accessToken.split('.')[1].replaceAll('-', '+').replaceAll('_', '/')))

@@ -9,7 +9,11 @@ import { mintApiKey, SCOPES, type Scope } from '../../src/services/auth'
 export const BASE = 'https://api.test'
 
 export const RAW_CUTOUT = { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' } as const
-export const BINARY_MASK = { quality: 'fast', alpha: { mode: 'binary', threshold: 0.5, feather: 1 }, output: 'mask' } as const
+export const BINARY_MASK = {
+  quality: 'fast',
+  alpha: { mode: 'binary', threshold: 0.5, feather: 1 },
+  output: 'mask',
+} as const
 
 export interface Seeded {
   workspaceId: string
@@ -50,8 +54,7 @@ export type ApiInit = RequestInit & { key?: string; json?: unknown }
  * Unless a test names one, each call comes from its own client address (documentation ranges,
  * never contacted), so per-IP windows and allowances belong only to the tests that probe them.
  */
-export const randomClientIp = () =>
-  `203.0.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 250)}`
+export const randomClientIp = () => `203.0.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 250)}`
 
 export function api(path: string, init: ApiInit = {}): Promise<Response> {
   const headers = new Headers(init.headers)
@@ -62,7 +65,9 @@ export function api(path: string, init: ApiInit = {}): Promise<Response> {
     headers.set('content-type', 'application/json')
     body = JSON.stringify(init.json)
   }
-  return exports.default.fetch(new Request(new URL(path, BASE), { ...init, headers, body })).then(assertRateLimitHeaders)
+  return exports.default
+    .fetch(new Request(new URL(path, BASE), { ...init, headers, body }))
+    .then(assertRateLimitHeaders)
 }
 
 /** SPEC.md §7: every response carries RateLimit and RateLimit-Policy; every test call checks it. */
@@ -91,12 +96,20 @@ export async function inferenceStats() {
 }
 
 export async function usage(key: string) {
-  return (await (await api('/v1/usage', { key })).json()) as { held: number; used: number; available: number; limit: number }
+  return (await (await api('/v1/usage', { key })).json()) as {
+    held: number
+    used: number
+    available: number
+    limit: number
+  }
 }
 
 /** Uploads bytes through the three-step upload API; returns the completed upload. */
 export async function uploadImage(key: string, bytes: Uint8Array, contentType = 'image/png') {
-  const created = (await (await api('/v1/uploads', { method: 'POST', key })).json()) as { id: string; uploadUrl: string }
+  const created = (await (await api('/v1/uploads', { method: 'POST', key })).json()) as {
+    id: string
+    uploadUrl: string
+  }
   const put = await api(created.uploadUrl, {
     method: 'PUT',
     key,
@@ -128,7 +141,8 @@ export async function expectProblem(res: Response, status: number, code: string,
   }
   if (!res.headers.get('content-type')?.startsWith('application/problem+json')) throw new Error('not problem+json')
   const requestId = res.headers.get('x-request-id')
-  if (!requestId || body.requestId !== requestId) throw new Error(`requestId mismatch: ${requestId} vs ${body.requestId}`)
+  if (!requestId || body.requestId !== requestId)
+    throw new Error(`requestId mismatch: ${requestId} vs ${body.requestId}`)
   if (typeof body.retryable !== 'boolean' || typeof body.type !== 'string' || typeof body.title !== 'string') {
     throw new Error(`incomplete problem: ${text}`)
   }

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest'
 import { env } from 'cloudflare:test'
-import { BINARY_MASK, expectProblem, fixtureBytes, RAW_CUTOUT, removal, seedWorkspace, uploadImage, usage } from './helpers'
+import {
+  BINARY_MASK,
+  expectProblem,
+  fixtureBytes,
+  RAW_CUTOUT,
+  removal,
+  seedWorkspace,
+  uploadImage,
+  usage,
+} from './helpers'
 
 describe('Idempotency-Key', () => {
   it('replays the first response for the same key and input, and creates one job', async () => {
@@ -14,7 +23,9 @@ describe('Idempotency-Key', () => {
     expect(second.status).toBe(202)
     expect(await second.text()).toBe(firstBody)
     expect(second.headers.get('location')).toBe(first.headers.get('location'))
-    const { n } = (await env.DB.prepare('SELECT COUNT(*) AS n FROM jobs WHERE workspace_id = ?').bind(workspaceId).first<{ n: number }>())!
+    const { n } = (await env.DB.prepare('SELECT COUNT(*) AS n FROM jobs WHERE workspace_id = ?')
+      .bind(workspaceId)
+      .first<{ n: number }>())!
     expect(n).toBe(1)
     const u = await usage(key)
     expect(u.held + u.used).toBe(1)
@@ -32,7 +43,11 @@ describe('Idempotency-Key', () => {
   it('keys are per workspace, and a failed request frees its key', async () => {
     const a = await seedWorkspace({ credits: 0 })
     const idempotencyKey = crypto.randomUUID()
-    await expectProblem(await removal(a.key, { uploadId: crypto.randomUUID(), options: RAW_CUTOUT }, { idempotencyKey }), 402, 'quota_exhausted')
+    await expectProblem(
+      await removal(a.key, { uploadId: crypto.randomUUID(), options: RAW_CUTOUT }, { idempotencyKey }),
+      402,
+      'quota_exhausted',
+    )
     await env.DB.prepare('UPDATE credit_accounts SET credit_limit = 5 WHERE workspace_id = ?').bind(a.workspaceId).run()
     const upload = await uploadImage(a.key, await fixtureBytes('astronaut.png'))
     expect((await removal(a.key, { uploadId: upload.id, options: RAW_CUTOUT }, { idempotencyKey })).status).toBe(202)

@@ -1,17 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import {
-  checkDimensions,
-  MAX_IMAGE_BYTES,
-  MAX_PIXELS,
-  MIN_SIDE,
-  sniffImage,
-} from '../../src/lib/image-sniff'
+import { checkDimensions, MAX_IMAGE_BYTES, MAX_PIXELS, MIN_SIDE, sniffImage } from '../../src/lib/image-sniff'
 import { HEADERS } from '../fixtures/headers'
 
 const bytes = (...parts: (number[] | string)[]): Uint8Array =>
-  Uint8Array.from(
-    parts.flatMap((p) => (typeof p === 'string' ? [...p].map((c) => c.charCodeAt(0)) : p)),
-  )
+  Uint8Array.from(parts.flatMap((p) => (typeof p === 'string' ? [...p].map((c) => c.charCodeAt(0)) : p)))
 const u32 = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255]
 const u16 = (n: number) => [n >> 8, n & 255]
 /** An ISO-BMFF box: size, type, payload. */
@@ -19,8 +11,7 @@ const box = (type: string, ...payload: (number[] | string)[]) => {
   const body = bytes(...payload)
   return [...u32(body.length + 8), ...bytes(type), ...body]
 }
-const fullBox = (type: string, ...payload: (number[] | string)[]) =>
-  box(type, [0, 0, 0, 0], ...payload)
+const fullBox = (type: string, ...payload: (number[] | string)[]) => box(type, [0, 0, 0, 0], ...payload)
 const ispe = (w: number, h: number) => fullBox('ispe', u32(w), u32(h))
 const PNG_SIG = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]
 
@@ -51,10 +42,21 @@ describe('sniffImage on hand-made headers', () => {
   it('skips APPn segments and fill bytes to a progressive SOF2', () => {
     const jpeg = bytes(
       [0xff, 0xd8],
-      [0xff, 0xe0], u16(16), 'JFIF', [0, 1, 1, 0, 0, 1, 0, 1, 0, 0],
-      [0xff, 0xe1], u16(10), 'Exif', [0, 0, 0, 0], // APP1
+      [0xff, 0xe0],
+      u16(16),
+      'JFIF',
+      [0, 1, 1, 0, 0, 1, 0, 1, 0, 0],
+      [0xff, 0xe1],
+      u16(10),
+      'Exif',
+      [0, 0, 0, 0], // APP1
       [0xff, 0xff], // fill byte
-      [0xff, 0xc2], u16(17), [8], u16(480), u16(640), [3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1],
+      [0xff, 0xc2],
+      u16(17),
+      [8],
+      u16(480),
+      u16(640),
+      [3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1],
     )
     expect(sniffImage(jpeg)).toEqual({ mimeType: 'image/jpeg', width: 640, height: 480 })
   })
@@ -71,14 +73,20 @@ describe('sniffImage on hand-made headers', () => {
     expect(sniffImage(vp8l)).toEqual({ mimeType: 'image/webp', width: 300, height: 200 })
     const w = 4000 - 1
     const h = 3000 - 1
-    const vp8x = bytes('RIFF', u32(0), 'WEBPVP8X', u32(10), [0x10, 0, 0, 0],
-      [w & 255, (w >> 8) & 255, w >> 16], [h & 255, (h >> 8) & 255, h >> 16])
+    const vp8x = bytes(
+      'RIFF',
+      u32(0),
+      'WEBPVP8X',
+      u32(10),
+      [0x10, 0, 0, 0],
+      [w & 255, (w >> 8) & 255, w >> 16],
+      [h & 255, (h >> 8) & 255, h >> 16],
+    )
     expect(sniffImage(vp8x)).toEqual({ mimeType: 'image/webp', width: 4000, height: 3000 })
   })
 
   it('classifies ISO-BMFF by major, then compatible brands', () => {
-    const ftyp = (major: string, ...compat: string[]) =>
-      bytes(box('ftyp', major, u32(0), ...compat))
+    const ftyp = (major: string, ...compat: string[]) => bytes(box('ftyp', major, u32(0), ...compat))
     expect(sniffImage(ftyp('mif1', 'mif1', 'miaf'))).toEqual({ mimeType: 'image/heif' })
     expect(sniffImage(ftyp('msf1', 'msf1'))).toEqual({ mimeType: 'image/heif' })
     expect(sniffImage(ftyp('mif1', 'mif1', 'avif'))).toEqual({ mimeType: 'image/avif' })

@@ -38,7 +38,9 @@ describe('GET /v1/jobs/{id}', () => {
     const owner = await seedWorkspace()
     const other = await seedWorkspace()
     const upload = await uploadImage(owner.key, await fixtureBytes('astronaut.png'))
-    const job = (await (await removal(owner.key, { uploadId: upload.id, options: RAW_CUTOUT })).json()) as { id: string }
+    const job = (await (await removal(owner.key, { uploadId: upload.id, options: RAW_CUTOUT })).json()) as {
+      id: string
+    }
     expect((await api(`/v1/jobs/${job.id}`, { key: owner.key })).status).toBe(200)
     for (const path of [`/v1/jobs/${job.id}`, `/v1/jobs/${job.id}/result`, `/v1/jobs/${job.id}/events`]) {
       await expectProblem(await api(path, { key: other.key }), 404, 'job_not_found')
@@ -47,7 +49,12 @@ describe('GET /v1/jobs/{id}', () => {
     await expectProblem(await api(`/v1/jobs/${crypto.randomUUID()}`, { key: owner.key }), 404, 'job_not_found')
     await expectProblem(await api('/v1/jobs/not-a-uuid', { key: owner.key }), 400, 'invalid_input', 'id')
     // Another workspace's upload cannot be used either.
-    await expectProblem(await removal(other.key, { uploadId: upload.id, options: RAW_CUTOUT }), 400, 'invalid_input', 'uploadId')
+    await expectProblem(
+      await removal(other.key, { uploadId: upload.id, options: RAW_CUTOUT }),
+      400,
+      'invalid_input',
+      'uploadId',
+    )
     await waitForStatus(owner.key, job.id, ['succeeded'])
   })
 })
@@ -61,7 +68,10 @@ describe('GET /v1/jobs', () => {
       const res = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT }, { wait: 8 })
       ids.push(((await res.json()) as { id: string }).id)
     }
-    const page1 = (await (await api('/v1/jobs?limit=2', { key })).json()) as { jobs: { id: string }[]; nextCursor: string }
+    const page1 = (await (await api('/v1/jobs?limit=2', { key })).json()) as {
+      jobs: { id: string }[]
+      nextCursor: string
+    }
     expect(page1.jobs.map((j) => j.id)).toEqual([ids[2], ids[1]])
     const page2 = (await (await api(`/v1/jobs?limit=2&cursor=${page1.nextCursor}`, { key })).json()) as {
       jobs: { id: string }[]
@@ -118,7 +128,9 @@ describe('DELETE /v1/jobs/{id}', () => {
       expect(await canceled.json()).toMatchObject({ id: job.id, status: 'canceled', stage: 'queued' })
       expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 3 })
       // Terminal states never change: a second cancel is a no-op.
-      expect(await (await api(`/v1/jobs/${job.id}`, { method: 'DELETE', key })).json()).toMatchObject({ status: 'canceled' })
+      expect(await (await api(`/v1/jobs/${job.id}`, { method: 'DELETE', key })).json()).toMatchObject({
+        status: 'canceled',
+      })
     } finally {
       await setInferenceMode('normal')
     }
@@ -168,11 +180,19 @@ describe('GET /v1/jobs/{id}/events', () => {
       'complete',
     ])
     for (const e of events) {
-      expect(e.data).toMatchObject({ id: e.id, type: e.event, workspaceId, aggregateId: job.id, correlationId: requestId })
+      expect(e.data).toMatchObject({
+        id: e.id,
+        type: e.event,
+        workspaceId,
+        aggregateId: job.id,
+        correlationId: requestId,
+      })
       expect(e.data.data.jobId).toBe(job.id)
       expect(Date.parse(e.data.occurredAt)).not.toBeNaN()
     }
-    const resumed = await readEvents(await api(`/v1/jobs/${job.id}/events`, { key, headers: { 'last-event-id': events[3].id } }))
+    const resumed = await readEvents(
+      await api(`/v1/jobs/${job.id}/events`, { key, headers: { 'last-event-id': events[3].id } }),
+    )
     expect(resumed.map((e) => e.id)).toEqual(events.slice(4).map((e) => e.id))
   })
 })

@@ -30,7 +30,16 @@ async function expectedSignature(url: URL, contentType: string, secret: string) 
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([k, v]) => `${k}=${v}`)
     .join('&')
-  const canonical = ['PUT', url.pathname, canonicalQuery, `content-type:${contentType}`, `host:${url.host}`, '', 'content-type;host', 'UNSIGNED-PAYLOAD'].join('\n')
+  const canonical = [
+    'PUT',
+    url.pathname,
+    canonicalQuery,
+    `content-type:${contentType}`,
+    `host:${url.host}`,
+    '',
+    'content-type;host',
+    'UNSIGNED-PAYLOAD',
+  ].join('\n')
   const scope = `${date}/auto/s3/aws4_request`
   const toSign = ['AWS4-HMAC-SHA256', datetime, scope, await sha256(canonical)].join('\n')
   let key: ArrayBuffer = await hmac(enc.encode(`AWS4${secret}`), date)
@@ -87,6 +96,11 @@ describe('presigned uploads', () => {
     const upload = (await res.json()) as { id: string; uploadUrl: string; uploadHeaders?: unknown }
     expect(upload.uploadUrl).toBe(`/v1/uploads/${upload.id}/content`)
     expect(upload.uploadHeaders).toBeUndefined()
-    await expectProblem(await api('/v1/uploads', { method: 'POST', key, json: { size: 3 } }), 400, 'invalid_input', 'size')
+    await expectProblem(
+      await api('/v1/uploads', { method: 'POST', key, json: { size: 3 } }),
+      400,
+      'invalid_input',
+      'size',
+    )
   })
 })

@@ -13,7 +13,13 @@ describe('POST /v1/removals', () => {
     expect(res.status).toBe(200)
     expect(res.headers.get('preference-applied')).toBe('wait=8')
     const job = (await res.json()) as Record<string, any>
-    expect(job).toMatchObject({ kind: 'remove_background', status: 'succeeded', stage: 'complete', error: null, warnings: [] })
+    expect(job).toMatchObject({
+      kind: 'remove_background',
+      status: 'succeeded',
+      stage: 'complete',
+      error: null,
+      warnings: [],
+    })
     expect(job.modelVersion).toMatch(/^isnet/)
     expect(job.links).toEqual({
       self: `/v1/jobs/${job.id}`,

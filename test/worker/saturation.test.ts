@@ -7,7 +7,17 @@
  */
 import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
-import { fixtureBytes, inferenceStats, RAW_CUTOUT, removal, seedWorkspace, setInferenceMode, uploadImage, usage, waitForStatus } from './helpers'
+import {
+  fixtureBytes,
+  inferenceStats,
+  RAW_CUTOUT,
+  removal,
+  seedWorkspace,
+  setInferenceMode,
+  uploadImage,
+  usage,
+  waitForStatus,
+} from './helpers'
 
 const JOBS = 8
 

@@ -69,35 +69,72 @@ describe('multipart removals', () => {
 describe('uploads', () => {
   it('413 for a PUT over 50 MB or over 25 MP, 415 for text, and complete needs content', async () => {
     const { key } = await seedWorkspace()
-    const reserve = async () => (await (await api('/v1/uploads', { method: 'POST', key })).json()) as { id: string; uploadUrl: string; status: string }
+    const reserve = async () =>
+      (await (await api('/v1/uploads', { method: 'POST', key })).json()) as {
+        id: string
+        uploadUrl: string
+        status: string
+      }
     const a = await reserve()
     expect(a.status).toBe('pending')
     expect(a.uploadUrl).toBe(`/v1/uploads/${a.id}/content`)
     await expectProblem(await api(`/v1/uploads/${a.id}/complete`, { method: 'POST', key }), 400, 'invalid_input')
     const big = new Uint8Array(50 * 1024 * 1024 + 1)
     big.set(pngHeader(1000, 1000))
-    await expectProblem(await api(a.uploadUrl, { method: 'PUT', key, body: big, headers: { 'content-type': 'image/png' } }), 413, 'image_too_large')
+    await expectProblem(
+      await api(a.uploadUrl, { method: 'PUT', key, body: big, headers: { 'content-type': 'image/png' } }),
+      413,
+      'image_too_large',
+    )
     const header = pngHeader(6000, 5000)
-    await expectProblem(await api(a.uploadUrl, { method: 'PUT', key, body: header, headers: { 'content-type': 'image/png' } }), 413, 'image_too_large')
+    await expectProblem(
+      await api(a.uploadUrl, { method: 'PUT', key, body: header, headers: { 'content-type': 'image/png' } }),
+      413,
+      'image_too_large',
+    )
     const text = new TextEncoder().encode('hello, I am text pretending to be a PNG')
-    await expectProblem(await api(a.uploadUrl, { method: 'PUT', key, body: text, headers: { 'content-type': 'image/png' } }), 415, 'unsupported_media')
+    await expectProblem(
+      await api(a.uploadUrl, { method: 'PUT', key, body: text, headers: { 'content-type': 'image/png' } }),
+      415,
+      'unsupported_media',
+    )
     expect(await env.BUCKET.get(`uploads/${a.id}`)).toBeNull()
   })
 
   it('complete reports the decoded size and type; a removal needs a ready upload', async () => {
     const { key } = await seedWorkspace()
-    const created = (await (await api('/v1/uploads', { method: 'POST', key })).json()) as { id: string; uploadUrl: string }
-    await expectProblem(await removal(key, { uploadId: created.id, options: RAW_CUTOUT }), 400, 'invalid_input', 'uploadId')
+    const created = (await (await api('/v1/uploads', { method: 'POST', key })).json()) as {
+      id: string
+      uploadUrl: string
+    }
+    await expectProblem(
+      await removal(key, { uploadId: created.id, options: RAW_CUTOUT }),
+      400,
+      'invalid_input',
+      'uploadId',
+    )
     const bytes = await fixtureBytes('astronaut.png')
-    expect((await api(created.uploadUrl, { method: 'PUT', key, body: bytes, headers: { 'content-type': 'image/png' } })).status).toBe(204)
+    expect(
+      (await api(created.uploadUrl, { method: 'PUT', key, body: bytes, headers: { 'content-type': 'image/png' } }))
+        .status,
+    ).toBe(204)
     const done = await api(`/v1/uploads/${created.id}/complete`, { method: 'POST', key })
     expect(done.status).toBe(200)
-    expect(await done.json()).toMatchObject({ id: created.id, status: 'ready', width: 512, height: 512, mimeType: 'image/png' })
+    expect(await done.json()).toMatchObject({
+      id: created.id,
+      status: 'ready',
+      width: 512,
+      height: 512,
+      mimeType: 'image/png',
+    })
   })
 
   it('a truncated upload is refused at complete', async () => {
     const { key } = await seedWorkspace()
-    const created = (await (await api('/v1/uploads', { method: 'POST', key })).json()) as { id: string; uploadUrl: string }
+    const created = (await (await api('/v1/uploads', { method: 'POST', key })).json()) as {
+      id: string
+      uploadUrl: string
+    }
     const bytes = (await fixtureBytes('astronaut.png')).subarray(0, 300_000)
     expect((await api(created.uploadUrl, { method: 'PUT', key, body: bytes })).status).toBe(204)
     await expectProblem(await api(`/v1/uploads/${created.id}/complete`, { method: 'POST', key }), 400, 'invalid_input')
@@ -107,7 +144,11 @@ describe('uploads', () => {
 describe('sourceUrl', () => {
   it('fetches an allow-listed local server and succeeds', async () => {
     const { key } = await seedWorkspace()
-    const res = await removal(key, { sourceUrl: `${env.FIXTURE_ORIGIN}/files/astronaut.png`, options: RAW_CUTOUT }, { wait: 8 })
+    const res = await removal(
+      key,
+      { sourceUrl: `${env.FIXTURE_ORIGIN}/files/astronaut.png`, options: RAW_CUTOUT },
+      { wait: 8 },
+    )
     expect(res.status).toBe(200)
     expect(await res.json()).toMatchObject({ status: 'succeeded' })
   })
@@ -135,7 +176,17 @@ describe('sourceUrl', () => {
 
   it('400 for a non-http scheme and 415 for text behind the URL', async () => {
     const { key } = await seedWorkspace()
-    await expectProblem(await removal(key, { sourceUrl: 'file:///etc/passwd', options: RAW_CUTOUT }), 400, 'invalid_input', 'sourceUrl')
-    await expectProblem(await removal(key, { sourceUrl: `${env.FIXTURE_ORIGIN}/text.png`, options: RAW_CUTOUT }), 415, 'unsupported_media', 'sourceUrl')
+    await expectProblem(
+      await removal(key, { sourceUrl: 'file:///etc/passwd', options: RAW_CUTOUT }),
+      400,
+      'invalid_input',
+      'sourceUrl',
+    )
+    await expectProblem(
+      await removal(key, { sourceUrl: `${env.FIXTURE_ORIGIN}/text.png`, options: RAW_CUTOUT }),
+      415,
+      'unsupported_media',
+      'sourceUrl',
+    )
   })
 })

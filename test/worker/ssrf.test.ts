@@ -116,9 +116,7 @@ describe('guardedFetch refuses unsafe targets before fetching', () => {
     const fetchImpl = fakeFetch()
     const err = await caught(guard('https://mixed.example/a.png', { resolver: mixed, fetchImpl }))
     expect(err).toBeInstanceOf(UnsafeUrlError)
-    expect((err as UnsafeUrlError).reason).toBe(
-      'mixed.example resolves to 10.0.0.7, a private address',
-    )
+    expect((err as UnsafeUrlError).reason).toBe('mixed.example resolves to 10.0.0.7, a private address')
     expect(mixed.resolve).toHaveBeenCalledWith('mixed.example')
     expect(fetchImpl).not.toHaveBeenCalled()
   })
@@ -139,9 +137,7 @@ describe('guardedFetch refuses unsafe targets before fetching', () => {
 
   it('says which URL it refused, like sharp words its errors', async () => {
     const { result } = fetchFor('http://2130706433/x.png')
-    await expect(result).rejects.toThrow(
-      'Refusing to fetch http://127.0.0.1/x.png: 127.0.0.1 is a loopback address',
-    )
+    await expect(result).rejects.toThrow('Refusing to fetch http://127.0.0.1/x.png: 127.0.0.1 is a loopback address')
   })
 })
 
@@ -165,7 +161,7 @@ describe('redirects', () => {
   it('refuses a redirect to a private address without fetching it', async () => {
     const fetchImpl = fakeFetch({ 'https://example.com/a.png': 'http://10.0.0.1/x' })
     const err = await caught(guard('https://example.com/a.png', { fetchImpl }))
-      
+
     expect(err).toBeInstanceOf(UnsafeUrlError)
     expect((err as UnsafeUrlError).url).toBe('http://10.0.0.1/x')
     expect(calledUrls(fetchImpl)).toEqual(['https://example.com/a.png'])
@@ -197,9 +193,7 @@ describe('redirects', () => {
   })
 
   const chain = (hops: number) =>
-    Object.fromEntries(
-      Array.from({ length: hops }, (_, i) => [`https://example.com/${i}`, `/${i + 1}`]),
-    )
+    Object.fromEntries(Array.from({ length: hops }, (_, i) => [`https://example.com/${i}`, `/${i + 1}`]))
 
   it('follows 5 redirects', async () => {
     const fetchImpl = fakeFetch(chain(5))
@@ -211,7 +205,7 @@ describe('redirects', () => {
   it('refuses the 6th redirect', async () => {
     const fetchImpl = fakeFetch(chain(6))
     const err = await caught(guard('https://example.com/0', { fetchImpl }))
-      
+
     expect(err).toBeInstanceOf(UnsafeUrlError)
     expect((err as UnsafeUrlError).reason).toBe('more than 5 redirects')
     expect(calledUrls(fetchImpl)).toHaveLength(6)
@@ -252,18 +246,16 @@ describe('allow-list (tests and local dev only)', () => {
 
   it('re-checks a redirect out of an allow-listed host', async () => {
     const fetchImpl = fakeFetch({ 'http://127.0.0.1:45123/r': 'http://192.168.0.1/' })
-    await expect(guardedFetch('http://127.0.0.1:45123/r', { resolver, allowlist, fetchImpl }))
-      .rejects.toThrow(/private address/)
+    await expect(guardedFetch('http://127.0.0.1:45123/r', { resolver, allowlist, fetchImpl })).rejects.toThrow(
+      /private address/,
+    )
     expect(calledUrls(fetchImpl)).toEqual(['http://127.0.0.1:45123/r'])
   })
 
   it('is empty in production whatever SSRF_ALLOWLIST says', () => {
     const value = ' 127.0.0.1:45123 , [::1]:8080,'
     expect(allowlistFromEnv({ ENVIRONMENT: 'production', SSRF_ALLOWLIST: value })).toEqual([])
-    expect(allowlistFromEnv({ ENVIRONMENT: 'test', SSRF_ALLOWLIST: value })).toEqual([
-      '127.0.0.1:45123',
-      '[::1]:8080',
-    ])
+    expect(allowlistFromEnv({ ENVIRONMENT: 'test', SSRF_ALLOWLIST: value })).toEqual(['127.0.0.1:45123', '[::1]:8080'])
   })
 })
 
@@ -271,7 +263,7 @@ describe('fetch failures are SourceFetchError, not unsafe_url', () => {
   it('a final 404', async () => {
     const fetchImpl = fakeFetch({ 'https://example.com/missing.png': 404 })
     const err = await caught(guard('https://example.com/missing.png', { fetchImpl }))
-      
+
     expect(err).toBeInstanceOf(SourceFetchError)
     expect(err).not.toBeInstanceOf(UnsafeUrlError)
     expect((err as SourceFetchError).status).toBe(404)
@@ -286,8 +278,9 @@ describe('fetch failures are SourceFetchError, not unsafe_url', () => {
   it('a body over maxBytes, by Content-Length or while streaming', async () => {
     const big = () => new Response(new Uint8Array(2048), { headers: { 'content-length': '2048' } })
     const byLength = fakeFetch({ 'https://example.com/a.png': big() })
-    await expect(guard('https://example.com/a.png', { fetchImpl: byLength, maxBytes: 1024 }))
-      .rejects.toBeInstanceOf(SourceTooLargeError)
+    await expect(guard('https://example.com/a.png', { fetchImpl: byLength, maxBytes: 1024 })).rejects.toBeInstanceOf(
+      SourceTooLargeError,
+    )
 
     const stream = new ReadableStream({
       pull(c) {
@@ -356,8 +349,9 @@ describe('DohResolver', () => {
   it('feeds guardedFetch: a private address behind a CNAME is refused', async () => {
     const doh = new DohResolver({ url: DOH_URL, fetchImpl: dohServer(zone) })
     const fetchImpl = fakeFetch()
-    await expect(guard('https://alias.example/a.png', { resolver: doh, fetchImpl }))
-      .rejects.toThrow('alias.example resolves to 10.9.8.7, a private address')
+    await expect(guard('https://alias.example/a.png', { resolver: doh, fetchImpl })).rejects.toThrow(
+      'alias.example resolves to 10.9.8.7, a private address',
+    )
     expect(fetchImpl).not.toHaveBeenCalled()
     const res = await guard('https://www.example.com/a.png', { resolver: doh, fetchImpl })
     expect(res.ok).toBe(true)

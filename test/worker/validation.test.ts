@@ -14,13 +14,23 @@ describe('removal options are strict (400 invalid_input)', () => {
   it('rejects threshold with raw alpha', async () => {
     const { key } = await seedWorkspace()
     const options = { ...RAW_CUTOUT, alpha: { mode: 'raw', feather: 0, threshold: 0.5 } }
-    await expectProblem(await removal(key, { uploadId: someUpload, options }), 400, 'invalid_input', 'options.alpha.threshold')
+    await expectProblem(
+      await removal(key, { uploadId: someUpload, options }),
+      400,
+      'invalid_input',
+      'options.alpha.threshold',
+    )
   })
 
   it('requires threshold with binary alpha', async () => {
     const { key } = await seedWorkspace()
     const options = { ...BINARY_MASK, alpha: { mode: 'binary', feather: 0 } }
-    await expectProblem(await removal(key, { uploadId: someUpload, options }), 400, 'invalid_input', 'options.alpha.threshold')
+    await expectProblem(
+      await removal(key, { uploadId: someUpload, options }),
+      400,
+      'invalid_input',
+      'options.alpha.threshold',
+    )
   })
 
   it('rejects the legacy format and recipe fields', async () => {
@@ -54,7 +64,12 @@ describe('removal options are strict (400 invalid_input)', () => {
 
   it('rejects unknown top-level fields and malformed JSON', async () => {
     const { key } = await seedWorkspace()
-    await expectProblem(await removal(key, { uploadId: someUpload, options: RAW_CUTOUT, extra: 1 }), 400, 'invalid_input', 'extra')
+    await expectProblem(
+      await removal(key, { uploadId: someUpload, options: RAW_CUTOUT, extra: 1 }),
+      400,
+      'invalid_input',
+      'extra',
+    )
     const res = await api('/v1/removals', {
       method: 'POST',
       key,
@@ -109,7 +124,11 @@ describe('authentication and scopes', () => {
 
   it('403 when the key lacks the scope', async () => {
     const readOnly = await seedWorkspace({ scopes: ['jobs:read'] })
-    await expectProblem(await removal(readOnly.key, { uploadId: someUpload, options: RAW_CUTOUT }), 403, 'insufficient_scope')
+    await expectProblem(
+      await removal(readOnly.key, { uploadId: someUpload, options: RAW_CUTOUT }),
+      403,
+      'insufficient_scope',
+    )
     await expectProblem(await api('/v1/uploads', { method: 'POST', key: readOnly.key }), 403, 'insufficient_scope')
     const writeOnly = await seedWorkspace({ scopes: ['images:write'] })
     await expectProblem(await api('/v1/jobs', { key: writeOnly.key }), 403, 'insufficient_scope')

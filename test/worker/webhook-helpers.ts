@@ -37,7 +37,10 @@ export interface Scripted {
 /** A fresh receiver on the fixture server, answering `script` in order (then 200). */
 export async function newReceiver(script: Scripted[] = []) {
   const name = `r-${crypto.randomUUID()}`
-  const res = await fetch(`${env.FIXTURE_ORIGIN}/receiver/${name}/script`, { method: 'POST', body: JSON.stringify(script) })
+  const res = await fetch(`${env.FIXTURE_ORIGIN}/receiver/${name}/script`, {
+    method: 'POST',
+    body: JSON.stringify(script),
+  })
   if (res.status !== 204) throw new Error(`receiver script: ${res.status}`)
   return {
     url: `${env.FIXTURE_ORIGIN}/receiver/${name}`,
@@ -67,7 +70,11 @@ export function outbox(endpointId: string) {
 }
 
 /** Polls `probe` until it returns something truthy. */
-export async function waitFor<T>(probe: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 20_000): Promise<T> {
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined | null | false>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const value = await probe()

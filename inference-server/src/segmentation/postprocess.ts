@@ -1,16 +1,16 @@
 /**
  * Model output → mask at source size. The output is already in 0..1 (no sigmoid needed).
  */
-import { resizePlane } from './resize.js';
+import { resizePlane } from './resize.js'
 
 /**
  * Quantises the model's float plane to 8 bits by truncation, as the reference package does
  * (a Uint8Array store of v × 255), so equal model outputs give equal masks.
  */
 export function quantizeMask(output: Float32Array): Uint8Array {
-  const mask = new Uint8Array(output.length);
-  for (let i = 0; i < output.length; i++) mask[i] = output[i] * 255;
-  return mask;
+  const mask = new Uint8Array(output.length)
+  for (let i = 0; i < output.length; i++) mask[i] = output[i] * 255
+  return mask
 }
 
 /**
@@ -18,5 +18,5 @@ export function quantizeMask(output: Float32Array): Uint8Array {
  * @example toSourceMask(output, 1024, 512, 512) // Uint8Array(512 * 512), 0 = background
  */
 export function toSourceMask(output: Float32Array, size: number, width: number, height: number): Uint8Array {
-  return resizePlane(quantizeMask(output), size, size, width, height);
+  return resizePlane(quantizeMask(output), size, size, width, height)
 }

@@ -1,5 +1,5 @@
 /** `npm run prepare-model`: reassemble and cache the default model ahead of the first start. */
-import { prepareDefaultModel } from './model.js';
+import { prepareDefaultModel } from './model.js'
 
-const path = await prepareDefaultModel();
-console.log(`model cached at ${path}`);
+const path = await prepareDefaultModel()
+console.log(`model cached at ${path}`)

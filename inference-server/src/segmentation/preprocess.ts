@@ -3,12 +3,12 @@
  * refused), built the way @imgly/background-removal-node builds it: RGB stretched to 1024×1024
  * with its bilinear (see resize.ts), planar NCHW, each value (v − 128) / 256.
  */
-import type { RgbImage } from '../imaging/types.js';
-import { resizeTable } from './resize.js';
+import type { RgbImage } from '../imaging/types.js'
+import { resizeTable } from './resize.js'
 
-export const MODEL_SIZE = 1024;
-const MEAN = 128;
-const STD = 256;
+export const MODEL_SIZE = 1024
+const MEAN = 128
+const STD = 256
 
 /**
  * Fills the NCHW tensor straight from interleaved RGB: the resize, the rounding and the
@@ -16,27 +16,31 @@ const STD = 256;
  * @example const input = toInputTensor({ data, width: 512, height: 512, channels: 3 });
  */
 export function toInputTensor(image: RgbImage, size = MODEL_SIZE): Float32Array {
-  const { data, width, height, channels } = image;
-  const plane = size * size;
-  const tensor = new Float32Array(3 * plane);
-  const xs = resizeTable(width, size);
-  const ys = resizeTable(height, size);
+  const { data, width, height, channels } = image
+  const plane = size * size
+  const tensor = new Float32Array(3 * plane)
+  const xs = resizeTable(width, size)
+  const ys = resizeTable(height, size)
   for (let y = 0; y < size; y++) {
-    const row1 = ys.lo[y] * width;
-    const row2 = ys.hi[y] * width;
-    const dy = ys.frac[y];
+    const row1 = ys.lo[y] * width
+    const row2 = ys.hi[y] * width
+    const dy = ys.frac[y]
     for (let x = 0; x < size; x++) {
-      const dx = xs.frac[x];
-      const p1 = (row1 + xs.lo[x]) * channels;
-      const p2 = (row1 + xs.hi[x]) * channels;
-      const p3 = (row2 + xs.lo[x]) * channels;
-      const p4 = (row2 + xs.hi[x]) * channels;
-      const o = y * size + x;
+      const dx = xs.frac[x]
+      const p1 = (row1 + xs.lo[x]) * channels
+      const p2 = (row1 + xs.hi[x]) * channels
+      const p3 = (row2 + xs.lo[x]) * channels
+      const p4 = (row2 + xs.hi[x]) * channels
+      const o = y * size + x
       for (let c = 0; c < 3; c++) {
-        const v = (1 - dx) * (1 - dy) * data[p1 + c] + dx * (1 - dy) * data[p2 + c] + (1 - dx) * dy * data[p3 + c] + dx * dy * data[p4 + c];
-        tensor[c * plane + o] = (Math.round(v) - MEAN) / STD;
+        const v =
+          (1 - dx) * (1 - dy) * data[p1 + c] +
+          dx * (1 - dy) * data[p2 + c] +
+          (1 - dx) * dy * data[p3 + c] +
+          dx * dy * data[p4 + c]
+        tensor[c * plane + o] = (Math.round(v) - MEAN) / STD
       }
     }
   }
-  return tensor;
+  return tensor
 }

@@ -1,0 +1,72 @@
+/**
+ * `npm test`: every stage in order (lint and format, typecheck, inference server, OpenAPI contract,
+ * Worker in workerd, end-to-end `npm start`). A failing stage does not stop the later ones, so one
+ * run shows everything that is broken; the exit code is non-zero when any stage failed.
+ *
+ * Stages run their tools directly (not through nested `npm run`), so a passing run prints what
+ * passed and not npm's per-invocation config warnings.
+ */
+import { spawn } from 'node:child_process'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const bin = (name: string) => join(root, 'node_modules', '.bin', name)
+
+interface Step {
+  command: string
+  args: string[]
+  cwd?: string
+}
+type Stage = { name: string; steps: Step[] }
+
+const vitest = (...args: string[]): Step => ({ command: bin('vitest'), args: ['run', ...args] })
+const tsc = (project: string): Step => ({ command: bin('tsc'), args: ['--noEmit', '-p', project] })
+
+const STAGES: Stage[] = [
+  { name: 'lint', steps: [{ command: bin('biome'), args: ['ci', '.'] }] },
+  // The Worker (src, Worker tests), the inference server (src, tests) and Node-side code
+  // (scripts, bench, end-to-end tests, test helpers) each have their own compiler settings.
+  {
+    name: 'typecheck',
+    steps: [tsc('tsconfig.json'), tsc('inference-server/tsconfig.json'), tsc('tsconfig.node.json')],
+  },
+  { name: 'inference', steps: [{ ...vitest(), cwd: join(root, 'inference-server') }] },
+  { name: 'contract', steps: [vitest('--config', 'vitest.contract.config.mts')] },
+  { name: 'worker', steps: [vitest('--config', 'vitest.worker.config.mts')] },
+  { name: 'e2e', steps: [vitest('--config', 'vitest.e2e.config.mts')] },
+]
+
+function runStep(step: Step): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(step.command, step.args, { cwd: step.cwd ?? root, stdio: 'inherit' })
+    child.on('error', (err) => {
+      console.error(`could not start ${step.command}: ${err.message}`)
+      resolve(1)
+    })
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)))
+  })
+}
+
+async function run(stage: Stage): Promise<number> {
+  let worst = 0
+  for (const step of stage.steps) worst = Math.max(worst, await runStep(step))
+  return worst
+}
+
+const only = process.argv.slice(2)
+const results: { name: string; code: number; seconds: number }[] = []
+for (const stage of STAGES) {
+  if (only.length && !only.includes(stage.name)) continue
+  console.log(`\n▶ ${stage.name}`)
+  const started = performance.now()
+  const code = await run(stage)
+  results.push({ name: stage.name, code, seconds: (performance.now() - started) / 1000 })
+}
+
+console.log('\nStages:')
+for (const r of results)
+  console.log(`  ${r.code === 0 ? 'pass' : 'FAIL'}  ${r.name.padEnd(10)} ${r.seconds.toFixed(0)} s`)
+const failed = results.filter((r) => r.code !== 0).length
+console.log(`stages: ${results.length - failed} passed, ${failed} failed`)
+process.exit(failed ? 1 : 0)
