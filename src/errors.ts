@@ -118,11 +118,15 @@ type ZodIssueLike = {
 }
 
 /** Words a zod issue the way sharp words bad input: what was expected, and where. */
-export function issueToApiError(issue: ZodIssueLike, prefix: PropertyKey[] = []): ApiError {
+export function issueToApiError(issue: ZodIssueLike, prefix: PropertyKey[] = [], target?: string): ApiError {
   const path = [...prefix, ...issue.path]
   if (issue.code === 'unrecognized_keys' && issue.keys?.length) {
     const field = fieldOf([...path, issue.keys[0]])
-    return new ApiError('invalid_input', `Unknown field ${field}: options are strict`, { field })
+    const message =
+      target === 'form'
+        ? `Unknown multipart part ${field}: only the parts this operation lists are accepted`
+        : `Unknown field ${field}: options are strict`
+    return new ApiError('invalid_input', message, { field })
   }
   const field = fieldOf(path)
   return new ApiError('invalid_input', field ? `${issue.message} for ${field}` : issue.message, {
@@ -137,7 +141,7 @@ export function validationHook(
 ) {
   if (result.success || !result.error) return
   const issue = result.error.issues[0]
-  throw issueToApiError(issue)
+  throw issueToApiError(issue, [], result.target)
 }
 
 export const onError: ErrorHandler<AppEnv> = (err, c) => {

@@ -38,8 +38,9 @@ export const RemovalJsonSchema = z
   })
   .openapi('RemovalRequest', { description: 'Exactly one of sourceUrl or uploadId.' })
 
+// Strict like every multipart body: a part that is not listed is refused, naming it.
 export const RemovalMultipartSchema = z
-  .object({
+  .strictObject({
     image: z.any().openapi({
       type: 'string',
       format: 'binary',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { env } from 'cloudflare:test'
-import { api, BINARY_MASK, expectProblem, RAW_CUTOUT, removal, seedWorkspace } from './helpers'
+import { api, BINARY_MASK, expectProblem, fixtureBytes, RAW_CUTOUT, removal, seedWorkspace, usage } from './helpers'
 
 const someUpload = crypto.randomUUID()
 
@@ -94,6 +94,19 @@ describe('removal options are strict (400 invalid_input)', () => {
     form.set('options', JSON.stringify({ ...RAW_CUTOUT, format: 'png' }))
     const res = await api('/v1/removals', { method: 'POST', key, body: form, headers: { 'idempotency-key': 'm1' } })
     await expectProblem(res, 400, 'invalid_input', 'options.format')
+  })
+
+  it('refuses a multipart part it does not list with 400 naming it, and holds nothing', async () => {
+    const { key } = await seedWorkspace()
+    const form = new FormData()
+    form.set('image', new File([await fixtureBytes('astronaut.png')], 'a.png', { type: 'image/png' }))
+    form.set('options', JSON.stringify(RAW_CUTOUT))
+    form.set('format', 'webp')
+    const res = await api('/v1/removals', { method: 'POST', key, body: form, headers: { 'idempotency-key': 'm2' } })
+    const problem = await expectProblem(res, 400, 'invalid_input', 'format')
+    expect(problem.detail).toBe('Unknown multipart part format: only the parts this operation lists are accepted')
+    expect(await usage(key)).toMatchObject({ held: 0, used: 0 })
+    expect((await api('/v1/jobs', { key }).then((r) => r.json())) as { jobs: unknown[] }).toMatchObject({ jobs: [] })
   })
 
   it('refuses an unsupported body type with 415', async () => {
