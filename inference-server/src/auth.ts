@@ -1,53 +1,71 @@
 /**
  * Edge → inference request signing (docs/inference-protocol.md): an HS256 JWT that binds the
- * method, the path with its query, and the SHA-256 of the body, lives at most 60 s and is
- * accepted once. `signRequest` is the reference signer (tests use it; the Worker has its own).
+ * method, the path, and each part of the body (name, type, length, SHA-256), lives at most 60 s
+ * and is accepted once. The claims and the signer are the shared contract's
+ * (`src/contract/signing.ts`), so the edge and this server cannot drift apart.
  */
-import { createHash, randomUUID } from 'node:crypto'
-import { SignJWT, errors as joseErrors, jwtVerify } from 'jose'
+import { createHash } from 'node:crypto'
+import { errors as joseErrors, jwtVerify } from 'jose'
+import {
+  AUDIENCE,
+  CLOCK_TOLERANCE_SECONDS,
+  ISSUER,
+  MAX_LIFETIME_SECONDS,
+  type PartManifest,
+  signInferenceToken,
+} from '../../src/contract/signing.js'
 import { InferenceError } from './errors.js'
 
-export const ISSUER = 'cutout-edge'
-export const AUDIENCE = 'cutout-inference'
-export const MAX_LIFETIME_SECONDS = 60
-export const CLOCK_TOLERANCE_SECONDS = 30
+export { AUDIENCE, ISSUER, MAX_LIFETIME_SECONDS }
 
-export interface SignedRequest {
-  method: string
-  /** Path plus query string, exactly as sent: `/v1/remove?quality=fast&...`. */
-  path: string
-  body?: Uint8Array
+/** base64url (no padding) SHA-256. */
+export const partHash = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('base64url')
+
+export interface RequestPart {
+  name: string
+  type: string
+  body: Uint8Array
 }
-
-/** base64url (no padding) SHA-256 of the body; an empty body hashes "". */
-export const bodyHash = (body: Uint8Array = new Uint8Array(0)): string =>
-  createHash('sha256').update(body).digest('base64url')
-
-const keyBytes = (key: string): Uint8Array => new TextEncoder().encode(key)
 
 /**
- * Makes the `Authorization` header value for one request.
- * @example headers.authorization = await signRequest(key, { method: 'POST', path: '/v1/inspect', body })
+ * Signs a request made of `parts` and returns its headers and body (tests and benchmarks; the
+ * edge streams stored parts instead).
+ * @example const { headers, body } = await signedRequest(key, 'POST', '/v1/remove', [optionsPart, imagePart])
  */
-export async function signRequest(
+export async function signedRequest(
   key: string,
-  { method, path, body }: SignedRequest,
-  {
-    now = Math.floor(Date.now() / 1000),
-    lifetime = 30,
-    jti = randomUUID(),
-  }: { now?: number; lifetime?: number; jti?: string } = {},
-): Promise<string> {
-  const token = await new SignJWT({ mth: method.toUpperCase(), pth: path, bsh: bodyHash(body) })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setIssuer(ISSUER)
-    .setAudience(AUDIENCE)
-    .setIssuedAt(now)
-    .setExpirationTime(now + lifetime)
-    .setJti(jti)
-    .sign(keyBytes(key))
-  return `Bearer ${token}`
+  method: string,
+  path: string,
+  parts: RequestPart[],
+  opts?: Parameters<typeof signInferenceToken>[2],
+): Promise<{ headers: Record<string, string>; body: Uint8Array }> {
+  const manifest = parts.map(({ name, type, body }) => ({
+    name,
+    type,
+    length: body.byteLength,
+    sha256: partHash(body),
+  }))
+  const token = await signInferenceToken(key, { method, path, parts: manifest }, opts)
+  const body = Buffer.concat(parts.map((p) => p.body))
+  return {
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
+    body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength),
+  }
 }
+
+/** The options part of a job request. */
+export const optionsPart = (value: unknown): RequestPart => ({
+  name: 'options',
+  type: 'application/json',
+  body: new TextEncoder().encode(JSON.stringify(value)),
+})
+
+/** An image part. */
+export const imagePart = (body: Uint8Array, name = 'image'): RequestPart => ({
+  name,
+  type: 'application/octet-stream',
+  body,
+})
 
 /**
  * Remembers each accepted `jti` until its token expires (plus the clock tolerance), so a
@@ -80,15 +98,15 @@ const unauthorized = (reason: string, cause?: unknown): InferenceError =>
   new InferenceError('invalid_signature', `Invalid request signature: ${reason}`, { cause })
 
 interface VerifiedClaims {
-  bsh: string
+  prt: PartManifest[]
   jti: string
 }
 
 export interface Verifier {
   /** Checks the token and everything but the body; spends the `jti`. */
   verifyHeader(authorization: string | undefined, method: string, path: string): Promise<VerifiedClaims>
-  /** Checks the body against the token's hash. */
-  verifyBody(claims: VerifiedClaims, body: Uint8Array): void
+  /** Splits the body into the token's parts, checking each one's length and hash. */
+  verifyBody(claims: VerifiedClaims, body: Uint8Array): Map<string, Uint8Array>
 }
 
 /**
@@ -99,7 +117,7 @@ export function createVerifier(
   key: string,
   { replay = new ReplayCache(), clock = () => Date.now() / 1000 } = {},
 ): Verifier {
-  const secret = keyBytes(key)
+  const secret = new TextEncoder().encode(key)
   return {
     async verifyHeader(authorization, method, path) {
       const match = /^Bearer ([\w-]+\.[\w-]+\.[\w-]+)$/.exec(authorization ?? '')
@@ -113,26 +131,52 @@ export function createVerifier(
           audience: AUDIENCE,
           clockTolerance: CLOCK_TOLERANCE_SECONDS,
           currentDate: new Date(now * 1000),
-          requiredClaims: ['iat', 'exp', 'jti', 'mth', 'pth', 'bsh'],
+          requiredClaims: ['iat', 'exp', 'jti', 'mth', 'pth', 'prt'],
         }))
       } catch (err) {
         const reason = err instanceof joseErrors.JOSEError ? err.code : 'malformed token'
         throw unauthorized(reason, err)
       }
-      const { iat, exp, jti, mth, pth, bsh } = payload as Record<string, unknown>
+      const { iat, exp, jti, mth, pth, prt } = payload as Record<string, unknown>
       if (typeof iat !== 'number' || typeof exp !== 'number') throw unauthorized('iat and exp must be numbers')
       if (iat > now + CLOCK_TOLERANCE_SECONDS) throw unauthorized('token issued in the future')
       if (exp - iat > MAX_LIFETIME_SECONDS) throw unauthorized(`lifetime over ${MAX_LIFETIME_SECONDS} s`)
       if (exp <= iat) throw unauthorized('exp is not after iat')
-      if (typeof jti !== 'string' || typeof bsh !== 'string') throw unauthorized('jti and bsh must be strings')
+      if (typeof jti !== 'string') throw unauthorized('jti must be a string')
+      if (!isManifest(prt)) throw unauthorized('prt must list parts as {name, type, length, sha256}')
       if (mth !== method.toUpperCase()) throw unauthorized('method mismatch')
       if (pth !== path) throw unauthorized('path mismatch')
       // Spent here, before the body is read: a token is good for one attempt, whatever its outcome.
       if (!replay.claim(jti, exp, now)) throw unauthorized('token already used')
-      return { bsh, jti }
+      return { prt, jti }
     },
     verifyBody(claims, body) {
-      if (bodyHash(body) !== claims.bsh) throw unauthorized('body hash mismatch')
+      const total = claims.prt.reduce((sum, p) => sum + p.length, 0)
+      if (total !== body.byteLength) throw unauthorized(`body length ${body.byteLength} is not the parts' ${total}`)
+      const parts = new Map<string, Uint8Array>()
+      let offset = 0
+      for (const part of claims.prt) {
+        const bytes = body.subarray(offset, offset + part.length)
+        offset += part.length
+        if (partHash(bytes) !== part.sha256) throw unauthorized(`hash mismatch in part ${part.name}`)
+        parts.set(part.name, bytes)
+      }
+      return parts
     },
   }
+}
+
+function isManifest(value: unknown): value is PartManifest[] {
+  return (
+    Array.isArray(value) &&
+    value.every(
+      (p) =>
+        typeof p?.name === 'string' &&
+        typeof p.type === 'string' &&
+        Number.isInteger(p.length) &&
+        p.length >= 0 &&
+        typeof p.sha256 === 'string',
+    ) &&
+    new Set(value.map((p) => p.name)).size === value.length
+  )
 }

@@ -4,36 +4,18 @@
  * bodies themselves; `server.ts` turns an `InferenceError` into JSON in one place.
  */
 
-export type InferenceErrorCode =
-  | 'invalid_input'
-  | 'invalid_signature'
-  | 'image_too_large'
-  | 'unsupported_media'
-  | 'processing_failed'
-  | 'processor_unavailable'
+import {
+  INFERENCE_ERRORS,
+  type InferenceErrorBody,
+  type InferenceErrorCode,
+  type InferenceErrorStatus,
+} from '../../src/contract/errors.js'
 
-/** Status and retryability per code (the protocol's error table). */
-export const codeToStatus: Record<
-  InferenceErrorCode,
-  { status: 400 | 401 | 413 | 415 | 500 | 503; retryable: boolean }
-> = {
-  invalid_input: { status: 400, retryable: false },
-  invalid_signature: { status: 401, retryable: false },
-  image_too_large: { status: 413, retryable: false },
-  unsupported_media: { status: 415, retryable: false },
-  processing_failed: { status: 500, retryable: false },
-  processor_unavailable: { status: 503, retryable: true },
-}
-
-export interface InferenceErrorBody {
-  code: InferenceErrorCode
-  message: string
-  retryable: boolean
-}
+export type { InferenceErrorBody, InferenceErrorCode }
 
 export class InferenceError extends Error {
   readonly code: InferenceErrorCode
-  readonly status: 400 | 401 | 413 | 415 | 500 | 503
+  readonly status: InferenceErrorStatus
   readonly retryable: boolean
   /** Seconds, sent as `Retry-After` (only for 503). */
   readonly retryAfter?: number
@@ -42,8 +24,8 @@ export class InferenceError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'InferenceError'
     this.code = code
-    this.status = codeToStatus[code].status
-    this.retryable = codeToStatus[code].retryable
+    this.status = INFERENCE_ERRORS[code].status
+    this.retryable = INFERENCE_ERRORS[code].retryable
     this.retryAfter = options.retryAfter
   }
 

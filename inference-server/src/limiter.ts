@@ -38,10 +38,11 @@ export class Limiter {
   }
 
   /**
-   * Runs `task` when a slot is free.
+   * Waits for a slot and returns the function that frees it (call it once). For work that
+   * outlives the call that admitted it, such as a streamed answer.
    * @throws {InferenceError} `processor_unavailable` (Retry-After 1) when the queue is full
    */
-  async run<T>(task: () => Promise<T>): Promise<T> {
+  async admit(): Promise<() => void> {
     if (this.#running >= this.concurrency) {
       if (this.#waiting.length >= this.queueLimit) {
         throw new InferenceError(
@@ -55,10 +56,24 @@ export class Limiter {
     } else {
       this.#running++
     }
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      this.#release()
+    }
+  }
+
+  /**
+   * Runs `task` when a slot is free.
+   * @throws {InferenceError} `processor_unavailable` (Retry-After 1) when the queue is full
+   */
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    const release = await this.admit()
     try {
       return await task()
     } finally {
-      this.#release()
+      release()
     }
   }
 

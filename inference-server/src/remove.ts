@@ -8,8 +8,13 @@ import { composeCutout } from './imaging/compose.js'
 import { decodeImage, type ImageInfo } from './imaging/decode.js'
 import { encodeCutoutPng, encodeMaskPng } from './imaging/encode.js'
 import { decontaminate, refineMask } from './imaging/refine.js'
+import type { Notice } from '../../src/contract/frames.js'
+import type { InferenceStage } from '../../src/contract/stages.js'
 import type { Quality, RemoveOptions } from './options.js'
 import type { Segmenter } from './segmentation/index.js'
+
+/** Told each stage as the work enters it, so the caller can report it while the work runs. */
+export type OnStage = (stage: InferenceStage) => void
 
 /**
  * What each quality level does. The model's input is static 1024×1024 (STACK.md), so no level
@@ -41,6 +46,7 @@ export interface RemoveResult {
   width: number
   height: number
   timings: Timings
+  warnings: Notice[]
 }
 
 async function timed<T>(timings: Partial<Timings>, stage: keyof Timings, work: () => Promise<T> | T): Promise<T> {
@@ -48,7 +54,7 @@ async function timed<T>(timings: Partial<Timings>, stage: keyof Timings, work: (
   try {
     return await work()
   } finally {
-    timings[stage] = performance.now() - start
+    timings[stage] = (timings[stage] ?? 0) + performance.now() - start
   }
 }
 
@@ -61,17 +67,23 @@ export async function removeBackground(
   segmenter: Segmenter,
   bytes: Uint8Array,
   options: RemoveOptions,
+  onStage: OnStage = () => {},
 ): Promise<RemoveResult> {
   const timings: Partial<Timings> = {}
-  const { image } = await timed(timings, 'decode', () => decodeImage(bytes, { maxPixels: options.maxPixels }))
+  const { image, original } = await timed(timings, 'decode', () => decodeImage(bytes, { maxPixels: options.maxPixels }))
   try {
     const profile = QUALITY_PROFILES[options.quality]
+    onStage('segmenting')
+    const modelMask = await timed(timings, 'segment', () => segmenter.segment(image))
+    onStage('refining')
     // Refinement is counted in `segment`: it is part of making the mask.
-    const raw = await timed(timings, 'segment', async () => {
-      const mask = await segmenter.segment(image)
-      return profile.refine && Math.max(image.width, image.height) > REFINE_MIN_SIDE ? refineMask(image, mask) : mask
-    })
+    const raw = await timed(timings, 'segment', async () =>
+      profile.refine && Math.max(image.width, image.height) > REFINE_MIN_SIDE
+        ? refineMask(image, modelMask)
+        : modelMask,
+    )
     const mask = await timed(timings, 'alpha', () => applyAlpha(raw, options.alpha))
+    onStage('rendering')
     // `encode` covers compose (and, for high, the edge-colour decontamination) and the PNG.
     const png = await timed(timings, 'encode', async () => {
       if (options.output === 'mask') return encodeMaskPng(mask, profile)
@@ -80,7 +92,13 @@ export async function removeBackground(
       const colour = profile.refine ? await decontaminate(image, raw) : image
       return encodeCutoutPng(composeCutout(colour, mask), profile)
     })
-    return { png, width: image.width, height: image.height, timings: timings as Timings }
+    return {
+      png,
+      width: image.width,
+      height: image.height,
+      timings: timings as Timings,
+      warnings: downscaleWarnings(original, image),
+    }
   } catch (err) {
     throw err instanceof InferenceError
       ? err
@@ -95,4 +113,18 @@ export async function removeBackground(
 export async function inspectImage(bytes: Uint8Array): Promise<ImageInfo> {
   const { mimeType, width, height } = await decodeImage(bytes)
   return { mimeType, width, height }
+}
+
+/** Says so when a pixel budget (an anonymous preview) made the result smaller than the photo. */
+function downscaleWarnings(
+  original: { width: number; height: number },
+  delivered: { width: number; height: number },
+): Notice[] {
+  if (original.width === delivered.width && original.height === delivered.height) return []
+  return [
+    {
+      code: 'preview_downscaled',
+      message: `Preview scaled from ${original.width}×${original.height} to ${delivered.width}×${delivered.height}; sign in or use an API key for full resolution`,
+    },
+  ]
 }

@@ -7,15 +7,17 @@ import type { AddressInfo } from 'node:net'
 import { serve, type ServerType } from '@hono/node-server'
 import { Hono, type Context } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
+import { MAX_IMAGE_BYTES } from '../../src/contract/limits.js'
 import { createVerifier, type Verifier } from './auth.js'
 import { InferenceError, toInferenceError } from './errors.js'
 import { Limiter } from './limiter.js'
 import { parseRemoveOptions } from './options.js'
 import { inspectImage, removeBackground } from './remove.js'
+import { requirePart, streamJob } from './stream.js'
 import type { Segmenter } from './segmentation/index.js'
 
-/** 50 MB (SPEC.md §8 upload limit). */
-export const MAX_BODY_BYTES = 50 * 1024 * 1024
+/** One image at the upload limit (SPEC.md §8) plus its options. */
+export const MAX_BODY_BYTES = MAX_IMAGE_BYTES + 1024 * 1024
 
 /** Holds the model once it has loaded; routes answer 503 `processor_unavailable` until then. */
 export interface SegmenterSlot {
@@ -103,14 +105,13 @@ export function createApp({
   })
 
   /** Signed routes: the token first, so an unsigned 50 MB body is never read. */
-  const signed = async (c: Context): Promise<{ body: Uint8Array; segmenter: Segmenter }> => {
+  const signed = async (c: Context): Promise<{ parts: Map<string, Uint8Array>; segmenter: Segmenter }> => {
     const url = new URL(c.req.url)
     const claims = await verifier.verifyHeader(c.req.header('authorization'), c.req.method, url.pathname + url.search)
     const segmenter = model.current
     if (!segmenter) throw new InferenceError('processor_unavailable', 'The model is still loading', { retryAfter: 1 })
-    const body = new Uint8Array(await c.req.arrayBuffer())
-    verifier.verifyBody(claims, body)
-    return { body, segmenter }
+    const parts = verifier.verifyBody(claims, new Uint8Array(await c.req.arrayBuffer()))
+    return { parts, segmenter }
   }
 
   const limitBody = bodyLimit({
@@ -121,25 +122,19 @@ export function createApp({
   })
 
   app.post('/v1/inspect', limitBody, async (c) => {
-    const { body } = await signed(c)
-    return c.json(await limiter.run(() => inspectImage(body)))
+    const { parts } = await signed(c)
+    return c.json(await limiter.run(() => inspectImage(requirePart(parts, 'image'))))
   })
 
   app.post('/v1/remove', limitBody, async (c) => {
-    const { body, segmenter } = await signed(c)
+    const { parts, segmenter } = await signed(c)
     // Options are checked after the signature: an unsigned caller learns nothing about them.
-    const options = parseRemoveOptions(new URL(c.req.url).searchParams)
-    const { png, width, height, timings } = await limiter.run(() => removeBackground(segmenter, body, options))
-    const serverTiming = Object.entries(timings)
-      .map(([stage, ms]) => `${stage};dur=${ms.toFixed(1)}`)
-      .join(', ')
-    return c.body(new Uint8Array(png), 200, {
-      'Content-Type': 'image/png',
-      'Content-Length': String(png.length),
-      'X-Model-Version': segmenter.version,
-      'X-Image-Width': String(width),
-      'X-Image-Height': String(height),
-      'Server-Timing': serverTiming,
+    const options = parseRemoveOptions(parts.get('options'))
+    const image = requirePart(parts, 'image')
+    return streamJob(c, limiter, segmenter.version, async (out) => {
+      const result = await removeBackground(segmenter, image, options, out.stage)
+      out.output({ name: 'result', contentType: 'image/png', width: result.width, height: result.height }, result.png)
+      return { warnings: result.warnings, timings: { ...result.timings } }
     })
   })
 

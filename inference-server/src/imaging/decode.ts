@@ -8,11 +8,10 @@ import sharp, { type Metadata, type Sharp } from 'sharp'
 import { InferenceError } from '../errors.js'
 import { sniffImageType } from './sniff.js'
 import type { ImageMime, RgbImage } from './types.js'
+import { MAX_PIXELS, MIN_SIDE } from '../../../src/contract/limits.js'
 
-/** 25 MP (SPEC.md §8), checked from the header. */
-export const MAX_PIXELS = 25_000_000
-/** Smaller images give the model nothing to work with. */
-export const MIN_SIDE = 32
+// 25 MP (SPEC.md §8) is checked from the header; smaller than 32 px gives the model nothing.
+export { MAX_PIXELS, MIN_SIDE }
 
 export interface ImageInfo {
   mimeType: ImageMime
@@ -23,6 +22,8 @@ export interface ImageInfo {
 
 export interface DecodedImage extends ImageInfo {
   image: RgbImage
+  /** The upright size before a pixel budget scaled it down (equal to width/height otherwise). */
+  original: { width: number; height: number }
 }
 
 /** sharp stops on warnings too: a truncated JPEG is only a libjpeg warning, and must be a 400. */
@@ -118,7 +119,13 @@ export async function decodeImage(bytes: Uint8Array, opts: { maxPixels?: number 
       height: raw.height,
       channels: 3,
     }
-    return { ...header, width: raw.width, height: raw.height, image }
+    return {
+      ...header,
+      width: raw.width,
+      height: raw.height,
+      image,
+      original: { width: info.width, height: info.height },
+    }
   } catch (err) {
     throw corrupt(info.mimeType, err)
   }

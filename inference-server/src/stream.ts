@@ -1,0 +1,72 @@
+/**
+ * A job route's answer (docs/inference-protocol.md "Job answers"): a slot is taken first (a full
+ * queue is still a plain 503 with Retry-After), then the answer starts at once and carries a
+ * frame per stage as the work passes it, the outputs, and `done` — or an `error` frame when the
+ * work fails after the answer began. The slot is freed when the work ends, whatever the client does.
+ */
+import type { Context } from 'hono'
+import {
+  type DoneFrame,
+  encodeFrame,
+  FRAMES_CONTENT_TYPE,
+  type Frame,
+  type Notice,
+  type OutputFrame,
+} from '../../src/contract/frames.js'
+import type { InferenceStage } from '../../src/contract/stages.js'
+import { InferenceError, toInferenceError } from './errors.js'
+import type { Limiter } from './limiter.js'
+
+/** What a job's work writes to its answer. */
+export interface JobOutput {
+  stage(stage: InferenceStage): void
+  output(frame: Omit<OutputFrame, 'type' | 'length'>, bytes: Uint8Array): void
+}
+
+export interface JobSummary {
+  warnings: Notice[]
+  timings?: Record<string, number>
+}
+
+/** A part the route needs; a request without it is the edge's mistake, reported as bad input. */
+export function requirePart(parts: Map<string, Uint8Array>, name: string): Uint8Array {
+  const part = parts.get(name)
+  if (!part) throw new InferenceError('invalid_input', `Expected a part named ${name}`)
+  return part
+}
+
+/**
+ * Runs `work` in a limiter slot and streams its frames.
+ * @example return streamJob(c, limiter, segmenter.version, async (out) => { out.stage('segmenting'); … })
+ */
+export async function streamJob(
+  c: Context,
+  limiter: Limiter,
+  modelVersion: string,
+  work: (out: JobOutput) => Promise<JobSummary>,
+): Promise<Response> {
+  const release = await limiter.admit()
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>()
+  const writer = writable.getWriter()
+  // A client that went away makes writes fail; the work still finishes and frees its slot.
+  const send = (frame: Frame, bytes?: Uint8Array) => void writer.write(encodeFrame(frame, bytes)).catch(() => {})
+  const out: JobOutput = {
+    stage: (stage) => send({ type: 'stage', stage }),
+    output: (frame, bytes) => send({ type: 'output', ...frame, length: bytes.byteLength }, bytes),
+  }
+  void (async () => {
+    try {
+      const summary = await work(out)
+      const done: DoneFrame = { type: 'done', modelVersion, ...summary }
+      send(done)
+    } catch (err) {
+      const error = toInferenceError(err)
+      if (error.status === 500) console.error(err)
+      send({ type: 'error', ...error.toJSON() })
+    } finally {
+      release()
+      void writer.close().catch(() => {})
+    }
+  })()
+  return c.body(readable, 200, { 'Content-Type': FRAMES_CONTENT_TYPE, 'X-Model-Version': modelVersion })
+}

@@ -1,0 +1,137 @@
+/**
+ * @module
+ * The answer of a job route of the inference server is a stream of frames, so the edge learns
+ * each stage when the work passes it, and can receive several outputs in one answer. A frame is
+ * one line of JSON (its header) and, for an `output`, exactly `length` raw bytes after it:
+ *
+ * ```
+ * {"type":"stage","stage":"segmenting"}\n
+ * {"type":"stage","stage":"rendering"}\n
+ * {"type":"output","name":"result","contentType":"image/png","length":1234,"width":512,"height":512}\n<1234 bytes>
+ * {"type":"done","modelVersion":"isnet-general@1.4.5+fp16","warnings":[],"timings":{"decode":3.1}}\n
+ * ```
+ * A failure after the answer began is an `error` frame (the body of an error answer) and ends it.
+ * An answer that ends without `done` or `error` is a lost connection.
+ */
+import type { InferenceErrorBody } from './errors.js'
+import type { InferenceStage } from './stages.js'
+
+export const FRAMES_CONTENT_TYPE = 'application/vnd.cutout.frames'
+
+/** A notice on a result (SPEC.md §2 Job.warnings). */
+export interface Notice {
+  code: string
+  message: string
+}
+
+export type StageFrame = { type: 'stage'; stage: InferenceStage }
+export type OutputFrame = {
+  type: 'output'
+  /** The kind's name for it (`result`, `mask`, …): the edge decides where it is stored. */
+  name: string
+  contentType: string
+  length: number
+  width?: number
+  height?: number
+}
+export type DoneFrame = {
+  type: 'done'
+  modelVersion: string
+  warnings: Notice[]
+  /** Milliseconds per step, for `Server-Timing`-like diagnostics. */
+  timings?: Record<string, number>
+}
+export type ErrorFrame = { type: 'error' } & InferenceErrorBody
+export type Frame = StageFrame | OutputFrame | DoneFrame | ErrorFrame
+
+const encoder = new TextEncoder()
+const NEWLINE = 0x0a
+/** A header line longer than this is a broken stream, not a frame. */
+const MAX_HEADER_BYTES = 64 * 1024
+
+/** The bytes of one frame: its header line, then the output's bytes. */
+export function encodeFrame(frame: Frame, bytes?: Uint8Array): Uint8Array {
+  if (frame.type === 'output' && bytes?.byteLength !== frame.length) {
+    throw new Error(`Expected ${frame.length} output bytes but received ${bytes?.byteLength ?? 0}`)
+  }
+  const header = encoder.encode(`${JSON.stringify(frame)}\n`)
+  if (!bytes) return header
+  const out = new Uint8Array(header.byteLength + bytes.byteLength)
+  out.set(header)
+  out.set(bytes, header.byteLength)
+  return out
+}
+
+/** A frame as read: an `output` carries its bytes as a stream that must be read before the next frame. */
+export type ReadFrame = Exclude<Frame, OutputFrame> | (OutputFrame & { body: ReadableStream<Uint8Array> })
+
+/**
+ * Reads frames from an answer's body, holding at most one network chunk beyond what is asked,
+ * so an output streams through (into R2) without being buffered whole.
+ */
+export async function* readFrames(body: ReadableStream<Uint8Array>): AsyncGenerator<ReadFrame> {
+  const reader = body.getReader()
+  let buffer = new Uint8Array(0)
+  let ended = false
+
+  const fill = async (): Promise<boolean> => {
+    if (ended) return false
+    const { done, value } = await reader.read()
+    if (done) {
+      ended = true
+      return false
+    }
+    const next = new Uint8Array(buffer.byteLength + value.byteLength)
+    next.set(buffer)
+    next.set(value, buffer.byteLength)
+    buffer = next
+    return true
+  }
+
+  try {
+    for (;;) {
+      let newline = buffer.indexOf(NEWLINE)
+      while (newline < 0) {
+        if (buffer.byteLength > MAX_HEADER_BYTES) throw new Error('Frame header too long')
+        if (!(await fill())) {
+          if (buffer.byteLength) throw new Error('The answer ended inside a frame header')
+          return
+        }
+        newline = buffer.indexOf(NEWLINE)
+      }
+      const frame = JSON.parse(new TextDecoder().decode(buffer.subarray(0, newline))) as Frame
+      buffer = buffer.subarray(newline + 1)
+      if (frame.type !== 'output') {
+        yield frame
+        continue
+      }
+      let remaining = frame.length
+      let drained = false
+      const bytes = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          if (remaining === 0) {
+            drained = true
+            controller.close()
+            return
+          }
+          if (!buffer.byteLength && !(await fill())) {
+            controller.error(new Error(`The answer ended ${remaining} bytes short of output ${frame.name}`))
+            return
+          }
+          const take = Math.min(remaining, buffer.byteLength)
+          controller.enqueue(buffer.slice(0, take))
+          buffer = buffer.subarray(take)
+          remaining -= take
+          if (remaining === 0) {
+            drained = true
+            controller.close()
+          }
+        },
+      })
+      yield { ...frame, body: bytes }
+      if (!drained) throw new Error(`Output ${frame.name} was not read before the next frame`)
+    }
+  } finally {
+    reader.releaseLock()
+  }
+}
