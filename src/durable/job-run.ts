@@ -5,27 +5,20 @@
  * D1 together with the credit settlement, so a job ends terminal with its hold settled once.
  */
 import { DurableObject } from 'cloudflare:workers'
+import type { Notice } from '../contract/frames'
+import { readFrames } from '../contract/frames'
+import type { JobStage, JobStatus } from '../contract/stages'
 import type { Env } from '../env'
+import { type JobKind, jobKind, type StoredOutput } from '../jobs'
+import { SourceMissing } from '../jobs/kind'
+import { formatSse, type JobEvent, type JobEventType, jobEvent, SSE_ONLY_TYPES } from '../lib/events'
 import { iso } from '../lib/time'
-import type { RemovalOptions } from '../schemas/removal'
-import type { JobStage, JobStatus } from '../schemas/job'
-import { InferenceClient, InferenceFailure } from '../services/inference'
-import { settleStatements } from '../services/credits'
-import { RESULT_RETENTION_MS } from '../services/jobs'
 import { completeBatchIfDone } from '../services/batches'
 import { publishEvent } from '../services/events'
-import { formatSse, SSE_ONLY_TYPES, type JobEvent, type JobEventType } from './job-events'
+import { InferenceClient, InferenceFailure } from '../services/inference'
+import { finishJobStatements, type JobStart, RESULT_RETENTION_MS, type TerminalStatus } from '../services/jobs'
 
-export interface JobStart {
-  jobId: string
-  workspaceId: string
-  correlationId: string
-  options: RemovalOptions
-  source: { key: string; size: number; sha256: string }
-  batchId?: string
-  /** Caps the result's pixels (anonymous previews, SPEC.md §5.4). */
-  maxPixels?: number
-}
+export type { JobStart }
 
 interface JobState extends JobStart {
   status: JobStatus
@@ -36,6 +29,13 @@ interface JobState extends JobStart {
   wrappedUp?: boolean
 }
 
+/** What a finished inference call left: its outputs in R2, and what its `done` frame said. */
+interface CallOutcome {
+  outputs: StoredOutput[]
+  modelVersion: string
+  warnings: Notice[]
+}
+
 const TERMINAL: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled'])
 /** How long a job may wait for a saturated inference fleet before it fails. */
 const MAX_QUEUE_WAIT_MS = 15 * 60_000
@@ -43,7 +43,11 @@ const MAX_QUEUE_WAIT_MS = 15 * 60_000
 const SLOT_RECHECK_MS = 15_000
 /** Delay before retrying the after-terminal work (slot release, webhooks) when it failed. */
 const WRAP_UP_RETRY_MS = 5_000
-const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' }
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+}
 
 /** Thrown inside a run when the job was ended (canceled) by another call meanwhile. */
 class JobEnded extends Error {}
@@ -139,6 +143,7 @@ export class JobRun extends DurableObject<Env> {
   }
 
   async #run(state: JobState): Promise<void> {
+    const kind = jobKind(state.kind)
     const client = InferenceClient.fromEnv(this.env)
     if (state.status === 'queued') {
       const slot = this.env.WORKSPACE.get(this.env.WORKSPACE.idFromName(state.workspaceId))
@@ -146,52 +151,101 @@ export class JobRun extends DurableObject<Env> {
         await this.ctx.storage.setAlarm(Date.now() + SLOT_RECHECK_MS)
         return
       }
-      const readiness = await client.ready()
-      if (readiness.state !== 'ready') return this.#waitForCapacity(state, readiness.state, readiness.retryAfter)
-      await this.#advance(state, 'processing', 'preparing', {
-        started_at: iso(),
-        model_version: readiness.modelVersion ?? null,
-      })
     }
-    const source = await this.env.BUCKET.get(state.source.key)
-    if (!source)
-      return this.#finish(state, 'failed', { code: 'processing_failed', message: 'The source image is missing' })
+    // Asked on every attempt: the work goes to the server that answered ready.
+    const readiness = await client.ready()
+    if (readiness.state !== 'ready') return this.#waitForCapacity(state, readiness.state, readiness.retryAfter)
+    const starting = state.status === 'queued'
+    await this.#advance(
+      state,
+      'processing',
+      'preparing',
+      starting ? { started_at: iso(), model_version: readiness.modelVersion ?? null } : {},
+    )
 
-    await this.#advance(state, 'processing', 'segmenting')
+    const job = { jobId: state.jobId, workspaceId: state.workspaceId, input: state.input }
+    let parts: Awaited<ReturnType<JobKind<unknown>['parts']>>
+    try {
+      parts = await kind.parts(this.env, job)
+    } catch (err) {
+      if (!(err instanceof SourceMissing)) throw err
+      return this.#finish(state, 'failed', { code: 'processing_failed', message: err.message })
+    }
     const abort = new AbortController()
     this.#abort = abort
-    let response: Response
+    let outcome: CallOutcome
     try {
-      response = await client.remove(
-        { body: source.body, length: source.size, sha256: state.source.sha256 },
-        state.options,
-        abort.signal,
-        state.maxPixels,
-      )
+      const answer = await client.call(readiness.url, kind.route, parts, abort.signal)
+      outcome = await this.#receive(state, kind, job, answer)
     } catch (err) {
+      if (err instanceof JobEnded) throw err
       return this.#onInferenceError(state, err, abort.signal.aborted)
     } finally {
       this.#abort = null
     }
     if (abort.signal.aborted) return this.#finish(state, 'canceled')
-
-    // The server refines and renders within the one call; the stages are reported as it returns.
-    await this.#advance(state, 'processing', 'refining')
-    await this.#advance(state, 'processing', 'rendering')
-    await this.#advance(state, 'processing', 'storing')
-    const resultKey = `results/${state.jobId}.png`
-    const length = Number(response.headers.get('content-length'))
-    const body =
-      Number.isFinite(length) && length > 0
-        ? response.body!.pipeThrough(new FixedLengthStream(length))
-        : await response.arrayBuffer()
-    await this.env.BUCKET.put(resultKey, body, { httpMetadata: { contentType: 'image/png' } })
-    const modelVersion = response.headers.get('x-model-version')
+    await kind.completed?.(this.env, job, outcome.outputs)
+    const result = outcome.outputs.find((o) => o.name === 'result')
     await this.#finish(state, 'succeeded', undefined, {
-      result_key: resultKey,
-      result_content_type: 'image/png',
-      ...(modelVersion ? { model_version: modelVersion } : {}),
+      result_key: result?.key ?? null,
+      result_content_type: result?.contentType ?? null,
+      model_version: outcome.modelVersion,
+      warnings: outcome.warnings.length ? JSON.stringify(outcome.warnings) : null,
     })
+  }
+
+  /**
+   * Reads the answer's frames as they come: each stage is reported when the server passes it,
+   * each output streams into R2, and `done` ends the call. An `error` frame, or an answer that
+   * ends without `done`, is an inference failure like an error status.
+   */
+  async #receive(
+    state: JobState,
+    kind: JobKind<unknown>,
+    job: { jobId: string; workspaceId: string; input: unknown },
+    answer: Response,
+  ): Promise<CallOutcome> {
+    if (!answer.body) throw new InferenceFailure('processor_unavailable', 'The answer had no body', 502, true)
+    const outputs: StoredOutput[] = []
+    try {
+      for await (const frame of readFrames(answer.body)) {
+        switch (frame.type) {
+          case 'stage':
+            await this.#advance(state, 'processing', frame.stage)
+            break
+          case 'output': {
+            await this.#advance(state, 'processing', 'storing')
+            const { body, ...output } = frame
+            const key = kind.outputKey(job, output)
+            await this.env.BUCKET.put(key, body.pipeThrough(new FixedLengthStream(output.length)), {
+              httpMetadata: { contentType: output.contentType },
+            })
+            outputs.push({
+              name: output.name,
+              key,
+              contentType: output.contentType,
+              width: output.width,
+              height: output.height,
+            })
+            break
+          }
+          case 'done':
+            return { outputs, modelVersion: frame.modelVersion, warnings: frame.warnings }
+          case 'error':
+            throw InferenceFailure.fromFrame(frame)
+        }
+      }
+    } catch (err) {
+      if (err instanceof InferenceFailure || err instanceof JobEnded) throw err
+      // A connection lost while reading the answer is a lost server, like one that never answered.
+      throw new InferenceFailure('processor_unavailable', `The answer was cut off: ${String(err)}`, 502, true)
+    }
+    throw new InferenceFailure(
+      'processor_unavailable',
+      'The inference server closed the answer before it was done',
+      502,
+      true,
+    )
   }
 
   async #onInferenceError(state: JobState, err: unknown, aborted: boolean): Promise<void> {
@@ -218,8 +272,10 @@ export class JobRun extends DurableObject<Env> {
         message: `No inference server could take the job after ${maxAttempts} attempts: ${err.message}`,
       })
     }
-    const userError = ['invalid_input', 'unsupported_media', 'image_too_large'].includes(err.code)
-    return this.#finish(state, 'failed', { code: userError ? err.code : 'processing_failed', message: err.message })
+    return this.#finish(state, 'failed', {
+      code: err.isClientError ? err.code : 'processing_failed',
+      message: err.message,
+    })
   }
 
   async #waitForCapacity(state: JobState, why: 'saturated' | 'unavailable', retryAfter?: number): Promise<void> {
@@ -261,28 +317,18 @@ export class JobRun extends DurableObject<Env> {
 
   async #finish(
     state: JobState,
-    status: 'succeeded' | 'failed' | 'canceled',
+    status: TerminalStatus,
     error?: { code: string; message: string },
     extra: Record<string, unknown> = {},
   ): Promise<void> {
     if (this.#endedElsewhere()) return
-    const now = Date.now()
     const fields: Record<string, unknown> = {
-      status,
-      ...(status === 'succeeded' ? { stage: 'complete', expires_at: iso(now + RESULT_RETENTION_MS) } : {}),
-      completed_at: iso(now),
+      ...(status === 'succeeded' ? { stage: 'complete', expires_at: iso(Date.now() + RESULT_RETENTION_MS) } : {}),
       error_code: error?.code ?? null,
       error_message: error?.message ?? null,
       ...extra,
     }
-    const sets = Object.keys(fields).map((k) => `${k} = ?`)
-    await this.env.DB.batch([
-      ...settleStatements(this.env.DB, state.jobId, status === 'succeeded' ? 'charge' : 'release'),
-      this.env.DB.prepare(`UPDATE jobs SET ${sets.join(', ')} WHERE id = ? AND status IN ('queued','processing')`).bind(
-        ...Object.values(fields),
-        state.jobId,
-      ),
-    ])
+    await this.env.DB.batch(finishJobStatements(this.env.DB, state.jobId, status, fields))
     state.status = status
     if (status === 'succeeded') state.stage = 'complete'
     this.#save(state)
@@ -333,21 +379,7 @@ export class JobRun extends DurableObject<Env> {
 
   #emit(type: JobEventType, data: Record<string, unknown> = {}): void {
     const state = this.#state()!
-    const event: JobEvent = {
-      id: crypto.randomUUID(),
-      type,
-      occurredAt: iso(),
-      workspaceId: state.workspaceId,
-      aggregateId: state.jobId,
-      correlationId: state.correlationId,
-      data: {
-        jobId: state.jobId,
-        status: state.status,
-        stage: state.stage,
-        ...(state.batchId ? { batchId: state.batchId } : {}),
-        ...data,
-      },
-    }
+    const event = jobEvent(type, state, data)
     const published = SSE_ONLY_TYPES.includes(type) ? 1 : 0
     this.ctx.storage.sql.exec(
       'INSERT INTO events (id, body, published) VALUES (?, ?, ?)',

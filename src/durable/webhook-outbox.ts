@@ -24,7 +24,7 @@ import {
   signDelivery,
   type WebhookEndpointRow,
 } from '../services/webhooks'
-import type { EventEnvelope } from './job-events'
+import type { EventEnvelope } from '../lib/events'
 
 /** GET …/deliveries shows this many, newest first (SPEC.md §8). */
 const LIST_LIMIT = 100

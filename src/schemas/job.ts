@@ -1,10 +1,12 @@
 import { z } from '@hono/zod-openapi'
 
-export const JOB_STATUSES = ['queued', 'processing', 'succeeded', 'failed', 'canceled'] as const
-export const JOB_STAGES = ['queued', 'preparing', 'segmenting', 'refining', 'rendering', 'storing', 'complete'] as const
-export type JobStatus = (typeof JOB_STATUSES)[number]
-export type JobStage = (typeof JOB_STAGES)[number]
-export const TERMINAL_STATUSES: readonly JobStatus[] = ['succeeded', 'failed', 'canceled']
+import { JOB_STAGES, JOB_STATUSES } from '../contract/stages'
+
+export { JOB_STAGES, JOB_STATUSES }
+export type { JobStage, JobStatus } from '../contract/stages'
+
+/** Public job kinds (DESIGN.md §3); refinements and exports run on the same runner but are not jobs to users. */
+export const PUBLIC_JOB_KINDS = ['remove_background', 'virtual_try_on'] as const
 
 const DateTime = z.iso.datetime()
 
@@ -17,7 +19,7 @@ const Notice = z.object({ code: z.string(), message: z.string() })
 export const JobSchema = z
   .object({
     id: z.uuid(),
-    kind: z.enum(['remove_background', 'virtual_try_on']),
+    kind: z.enum(PUBLIC_JOB_KINDS),
     projectId: z.uuid().optional(),
     batchId: z.uuid().optional(),
     status: z.enum(JOB_STATUSES),
@@ -41,7 +43,7 @@ export const JobListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20).optional(),
   cursor: z.string().max(200).optional(),
   status: z.enum(JOB_STATUSES).optional(),
-  kind: z.enum(['remove_background', 'virtual_try_on']).optional(),
+  kind: z.enum(PUBLIC_JOB_KINDS).optional(),
   batchId: z.uuid().optional(),
   projectId: z.uuid().optional(),
 })

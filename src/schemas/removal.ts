@@ -4,31 +4,15 @@
  * legacy `format`/`recipe` fields are refused like any other unknown field.
  */
 import { z } from '@hono/zod-openapi'
+import * as contract from '../contract/options'
 
-const Feather = z.number().min(0).max(4).openapi({ description: 'Edge softening in source pixels' })
+export const AlphaSchema = contract.AlphaSchema.openapi('Alpha')
 
-export const AlphaSchema = z
-  .discriminatedUnion('mode', [
-    z.strictObject({ mode: z.literal('raw'), feather: Feather }),
-    z.strictObject({
-      mode: z.literal('binary'),
-      threshold: z.number().min(0).max(1),
-      feather: Feather,
-    }),
-  ])
-  .openapi('Alpha')
+export const RemovalOptionsSchema = contract.RemovalOptionsSchema.openapi('RemovalOptions', {
+  example: { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' },
+})
 
-export const RemovalOptionsSchema = z
-  .strictObject({
-    quality: z.enum(['fast', 'balanced', 'high']),
-    alpha: AlphaSchema,
-    output: z.enum(['mask', 'cutout']),
-  })
-  .openapi('RemovalOptions', {
-    example: { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' },
-  })
-
-export type RemovalOptions = z.infer<typeof RemovalOptionsSchema>
+export type { RemovalOptions } from '../contract/options'
 
 export const RemovalJsonSchema = z
   .strictObject({

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi'
-import { EVENT_TYPES, SSE_ONLY_TYPES, type EventType } from '../durable/job-events'
+import { EVENT_TYPES, SSE_ONLY_TYPES, type EventType } from '../lib/events'
 
 /** Event types a webhook may subscribe to: all of DESIGN.md §3 except the SSE-only progress. */
 export const WEBHOOK_EVENT_TYPES = EVENT_TYPES.filter((t) => !SSE_ONLY_TYPES.includes(t)) as [EventType, ...EventType[]]

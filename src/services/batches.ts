@@ -10,12 +10,12 @@ import { iso } from '../lib/time'
 import type { Batch } from '../schemas/batch'
 import type { RemovalOptions } from '../schemas/removal'
 import type { AuthContext } from './auth'
-import { quotaExhausted } from './credits'
 import { publishEvent } from './events'
 import { claimIdempotencyKey, type StoredResponse } from './idempotency'
 import { assertProcessorAvailable, InferenceClient } from './inference'
 import { sha256Hex } from '../lib/crypto'
-import { failUnstartedJobs, toJob, type JobRow } from './jobs'
+import { JOB_KINDS } from '../jobs'
+import { acceptJobs, toJob, type JobRow } from './jobs'
 import type { UploadRow } from './uploads'
 
 type BatchRow = {
@@ -72,49 +72,34 @@ async function createBatch(env: Env, workspaceId: string, correlationId: string,
   const batchId = crypto.randomUUID()
   const now = iso()
   const jobIds = uploads.map(() => crypto.randomUUID())
-  const db = env.DB
-  const n = uploads.length
-  // One transaction: take n credits or none; every later row exists only if the batch row does.
-  const [take] = await db.batch([
-    db
-      .prepare('UPDATE credit_accounts SET held = held + ? WHERE workspace_id = ? AND held + used + ? <= credit_limit')
-      .bind(n, workspaceId, n),
-    db
-      .prepare(
-        `INSERT INTO batches (id, workspace_id, status, total, options, created_at)
-         SELECT ?, ?, 'processing', ?, ?, ? WHERE changes() = 1`,
-      )
-      .bind(batchId, workspaceId, n, JSON.stringify(input.options), now),
-    ...uploads.flatMap((upload, i) => [
-      db
-        .prepare(
-          `INSERT INTO credit_holds (job_id, workspace_id, status) SELECT ?, ?, 'held' WHERE EXISTS (SELECT 1 FROM batches WHERE id = ?)`,
-        )
-        .bind(jobIds[i], workspaceId, batchId),
-      db
-        .prepare(
-          `INSERT INTO jobs (id, workspace_id, kind, status, stage, format, options, source_key, batch_id, created_at)
-           SELECT ?, ?, 'remove_background', 'queued', 'queued', 'png', ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM batches WHERE id = ?)`,
-        )
-        .bind(jobIds[i], workspaceId, JSON.stringify(input.options), upload.object_key, batchId, now, batchId),
-    ]),
-  ])
-  if (take.meta.changes !== 1) throw quotaExhausted()
-
-  const started = await Promise.allSettled(
-    uploads.map((upload, i) =>
-      env.JOB_RUN.get(env.JOB_RUN.idFromName(jobIds[i])).start({
-        jobId: jobIds[i],
-        workspaceId,
-        correlationId,
-        batchId,
-        options: input.options,
+  const jobs = uploads.map((upload, i) => ({
+    row: {
+      id: jobIds[i],
+      workspaceId,
+      kind: 'remove_background' as const,
+      options: input.options,
+      sourceKey: upload.object_key,
+      format: 'png',
+      batchId,
+    },
+    start: {
+      jobId: jobIds[i],
+      workspaceId,
+      correlationId,
+      batchId,
+      kind: 'remove_background' as const,
+      input: {
         source: { key: upload.object_key, size: upload.byte_size!, sha256: upload.sha256! },
-      }),
-    ),
-  )
-  const unstarted = jobIds.filter((_, i) => started[i].status === 'rejected')
-  if (unstarted.length) await failUnstartedJobs(db, unstarted)
+        options: input.options,
+      },
+    },
+  }))
+  // One transaction: every job with its credit, and the batch row, or nothing.
+  const batchRow = env.DB.prepare(
+    `INSERT INTO batches (id, workspace_id, status, total, options, created_at)
+     SELECT ?, ?, 'processing', ?, ?, ? WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?)`,
+  ).bind(batchId, workspaceId, uploads.length, JSON.stringify(input.options), now, jobIds[0])
+  await acceptJobs(env, jobs, { hold: JOB_KINDS.remove_background.holdsCredit, alongside: [batchRow] })
   return getBatch(env, workspaceId, batchId)
 }
 

@@ -16,18 +16,20 @@ export interface Usage {
 }
 
 /**
- * Statements that take one credit for `jobId` and record its hold, to run in the same batch as
- * the job insert. The hold row is written only if the account update changed a row, so the
- * check and the take are one atomic step even under concurrent requests.
+ * Statements that take one credit per job and record each hold, to run in the same batch as the
+ * job inserts: all of them or none. The hold rows are written only if the account update changed
+ * a row, so the check and the take are one atomic step even under concurrent requests.
  */
-export function holdStatements(db: D1Database, workspaceId: string, jobId: string): D1PreparedStatement[] {
+export function holdStatements(db: D1Database, workspaceId: string, jobIds: string[]): D1PreparedStatement[] {
   return [
     db
-      .prepare('UPDATE credit_accounts SET held = held + 1 WHERE workspace_id = ? AND held + used < credit_limit')
-      .bind(workspaceId),
+      .prepare('UPDATE credit_accounts SET held = held + ? WHERE workspace_id = ? AND held + used + ? <= credit_limit')
+      .bind(jobIds.length, workspaceId, jobIds.length),
     db
-      .prepare("INSERT INTO credit_holds (job_id, workspace_id, status) SELECT ?, ?, 'held' WHERE changes() = 1")
-      .bind(jobId, workspaceId),
+      .prepare(
+        "INSERT INTO credit_holds (job_id, workspace_id, status) SELECT value, ?, 'held' FROM json_each(?) WHERE changes() = 1",
+      )
+      .bind(workspaceId, JSON.stringify(jobIds)),
   ]
 }
 
@@ -51,10 +53,6 @@ export function settleStatements(db: D1Database, jobId: string, outcome: 'charge
       )
       .bind(outcome === 'charge' ? 'charged' : 'released', jobId),
   ]
-}
-
-export async function settleHold(db: D1Database, jobId: string, outcome: 'charge' | 'release') {
-  await db.batch(settleStatements(db, jobId, outcome))
 }
 
 export async function getUsage(db: D1Database, workspaceId: string): Promise<Usage> {

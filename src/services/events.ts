@@ -3,7 +3,7 @@
  * Publishing events beyond a job's own SSE log: to every webhook endpoint of the workspace that
  * subscribes to the type (DESIGN.md §3: without `events`, every type except progress).
  */
-import { SSE_ONLY_TYPES, type EventEnvelope } from '../durable/job-events'
+import { SSE_ONLY_TYPES, type EventEnvelope } from '../lib/events'
 import type { Env } from '../env'
 import { outboxFor, subscribedEndpointIds } from './webhooks'
 

@@ -1,19 +1,18 @@
 /**
  * @module
  * The edge's client of the inference server (docs/inference-protocol.md). Every call is signed
- * with a short-lived JWT bound to the method, the path (with its query) and the body's SHA-256,
- * so a captured token can neither be replayed nor reused for other bytes.
+ * with a short-lived JWT bound to the method, the path and each part of the body (the shared
+ * contract's `signInferenceToken`), so a captured token can neither be replayed nor reused for
+ * other bytes. With several servers in `INFERENCE_URL`, readiness picks one that can take work,
+ * and the call goes to that same server.
  */
-import { SignJWT } from 'jose'
 import { ApiError, type ErrorCode } from '../errors'
-import type { RemovalOptions } from '../schemas/removal'
+import { CLIENT_ERROR_CODES, INFERENCE_ERRORS, isInferenceErrorCode } from '../contract/errors'
+import type { ErrorFrame } from '../contract/frames'
+import { type PartManifest, signInferenceToken } from '../contract/signing'
 
-export const JWT_ISSUER = 'cutout-edge'
-export const JWT_AUDIENCE = 'cutout-inference'
-const TOKEN_LIFETIME_S = 30
 const READY_TIMEOUT_MS = 5_000
 const INSPECT_TIMEOUT_MS = 60_000
-const EMPTY_SHA256 = '47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU'
 
 export interface ImageInfo {
   width: number
@@ -21,7 +20,13 @@ export interface ImageInfo {
   mimeType: string
 }
 
-export type Readiness = { state: 'ready' | 'saturated' | 'unavailable'; retryAfter?: number; modelVersion?: string }
+export type Readiness = {
+  state: 'ready' | 'saturated' | 'unavailable'
+  retryAfter?: number
+  modelVersion?: string
+  /** The server that answered ready: send the work there. */
+  url?: string
+}
 
 /** A failure reported by, or on the way to, the inference server. */
 export class InferenceFailure extends Error {
@@ -34,28 +39,26 @@ export class InferenceFailure extends Error {
   ) {
     super(message)
   }
+
+  /** A failure the server reported in an `error` frame, after its answer began. */
+  static fromFrame(frame: ErrorFrame): InferenceFailure {
+    const status = isInferenceErrorCode(frame.code) ? INFERENCE_ERRORS[frame.code].status : 500
+    return new InferenceFailure(frame.code, frame.message, status, frame.retryable)
+  }
+
+  /** Whether the job's own input caused it (the job fails with this code; no retry helps). */
+  get isClientError(): boolean {
+    return CLIENT_ERROR_CODES.has(this.code)
+  }
 }
 
-/** Bytes to send, with their length and base64url SHA-256 known up front (R2 keeps both). */
-export interface SignedBody {
-  body: ReadableStream | ArrayBuffer | Uint8Array
-  length: number
-  sha256: string
-}
+/** One part of a request: its manifest entry and its bytes (a stored object's stream, or bytes at hand). */
+export type RequestPart = PartManifest & { body: ReadableStream<Uint8Array> | Uint8Array }
 
 export interface InferenceClientConfig {
   urls: string[]
   signingKey: string
   fetchImpl?: typeof fetch
-}
-
-export function removalQuery(options: RemovalOptions, maxPixels?: number): string {
-  const q = new URLSearchParams({ quality: options.quality, alpha: options.alpha.mode })
-  if (options.alpha.mode === 'binary') q.set('threshold', String(options.alpha.threshold))
-  q.set('feather', String(options.alpha.feather))
-  q.set('output', options.output)
-  if (maxPixels) q.set('maxPixels', String(maxPixels))
-  return q.toString()
 }
 
 export class InferenceClient {
@@ -65,6 +68,7 @@ export class InferenceClient {
   constructor(config: InferenceClientConfig) {
     if (!config.urls.length) throw new Error('Expected at least one inference server URL')
     this.#config = config
+    // Called as a plain function: workerd refuses the global fetch called as a method of another object.
     this.#fetch = config.fetchImpl ?? ((input, init) => fetch(input, init))
   }
 
@@ -76,17 +80,18 @@ export class InferenceClient {
   }
 
   /**
-   * Whether any server can take work now, is busy, or cannot be reached at all. A server that
+   * Whether a server can take work now (and which), is busy, or cannot be reached at all. Servers
+   * are asked in a random order, so load spreads; the first that answers ready wins. A server that
    * accepts the connection but is slow to answer is busy (its event loop is running a model), not
    * gone: only a refused connection or a non-answer that is not a timeout counts as unavailable.
    */
   async ready(): Promise<Readiness> {
     let best: Readiness = { state: 'unavailable', retryAfter: 5 }
-    for (const url of this.#config.urls) {
+    for (const url of shuffled(this.#config.urls)) {
       try {
         const res = await this.#fetch(`${url}/health/ready`, { signal: AbortSignal.timeout(READY_TIMEOUT_MS) })
         const body = (await res.json().catch(() => ({}))) as { status?: string; modelVersion?: string }
-        if (res.ok && body.status !== 'saturated') return { state: 'ready', modelVersion: body.modelVersion }
+        if (res.ok && body.status !== 'saturated') return { state: 'ready', modelVersion: body.modelVersion, url }
         if (body.status === 'saturated') best = { state: 'saturated', retryAfter: retryAfterOf(res) ?? 1 }
       } catch (err) {
         if (isTimeout(err)) best = { state: 'saturated', retryAfter: 1 }
@@ -95,34 +100,35 @@ export class InferenceClient {
     return best
   }
 
-  async inspect(input: SignedBody): Promise<ImageInfo> {
-    const res = await this.#call('POST', '/v1/inspect', input, AbortSignal.timeout(INSPECT_TIMEOUT_MS))
+  /** Validates a whole image and returns its upright size and type. */
+  async inspect(image: RequestPart): Promise<ImageInfo> {
+    const readiness = await this.ready()
+    const res = await this.call(readiness.url, '/v1/inspect', [image], AbortSignal.timeout(INSPECT_TIMEOUT_MS))
     return (await res.json()) as ImageInfo
   }
 
-  /** Runs a removal; the response body is the PNG (with Content-Length). */
-  async remove(
-    input: SignedBody,
-    options: RemovalOptions,
-    signal?: AbortSignal,
-    maxPixels?: number,
-  ): Promise<Response> {
-    return this.#call('POST', `/v1/remove?${removalQuery(options, maxPixels)}`, input, signal)
-  }
-
-  async #call(method: string, path: string, input: SignedBody | null, signal?: AbortSignal): Promise<Response> {
-    const token = await signInferenceToken(this.#config.signingKey, method, path, input?.sha256 ?? EMPTY_SHA256)
-    const url = this.#pickUrl()
+  /**
+   * POSTs `parts` to `path` on `url` (a server that answered ready; any server when none did).
+   * Resolves with the answer once its status is OK: for a job route, a stream of frames.
+   * @throws {InferenceFailure} for an error answer or an unreachable server
+   */
+  async call(url: string | undefined, path: string, parts: RequestPart[], signal?: AbortSignal): Promise<Response> {
+    const token = await signInferenceToken(this.#config.signingKey, {
+      method: 'POST',
+      path,
+      parts: parts.map(({ name, type, length, sha256 }) => ({ name, type, length, sha256 })),
+    })
+    const length = parts.reduce((sum, p) => sum + p.length, 0)
     let res: Response
     try {
-      res = await this.#fetch(`${url}${path}`, {
-        method,
+      res = await this.#fetch(`${url ?? this.#anyUrl()}${path}`, {
+        method: 'POST',
         headers: {
           authorization: `Bearer ${token}`,
           'content-type': 'application/octet-stream',
-          ...(input ? { 'content-length': String(input.length) } : {}),
+          'content-length': String(length),
         },
-        body: input?.body ?? null,
+        body: concatParts(parts, length),
         signal,
       })
     } catch (err) {
@@ -133,19 +139,41 @@ export class InferenceClient {
     const body = (await res.json().catch(() => null)) as { code?: string; message?: string; retryable?: boolean } | null
     const code = body?.code ?? (res.status >= 500 ? 'processor_unavailable' : 'processing_failed')
     const retryable = body?.retryable ?? (res.status === 503 || res.status === 502 || res.status === 504)
-    throw new InferenceFailure(
-      code,
-      body?.message ?? `Inference server answered ${res.status}`,
-      res.status,
-      retryable,
-      retryAfterOf(res),
-    )
+    const message = body?.message ?? `Inference server answered ${res.status}`
+    throw new InferenceFailure(code, message, res.status, retryable, retryAfterOf(res))
   }
 
-  #pickUrl(): string {
+  #anyUrl(): string {
     const { urls } = this.#config
     return urls[Math.floor(Math.random() * urls.length)]
   }
+}
+
+/** The parts' bytes back to back, as one stream of known length (workerd sends it with Content-Length). */
+function concatParts(parts: RequestPart[], length: number): ReadableStream<Uint8Array> {
+  const { readable, writable } = new FixedLengthStream(length)
+  void (async () => {
+    for (const part of parts) {
+      if (part.body instanceof Uint8Array) {
+        const writer = writable.getWriter()
+        await writer.write(part.body)
+        writer.releaseLock()
+      } else {
+        await part.body.pipeTo(writable, { preventClose: true })
+      }
+    }
+    await writable.close()
+  })().catch((err) => writable.abort(err).catch(() => {}))
+  return readable
+}
+
+function shuffled<T>(items: T[]): T[] {
+  const out = [...items]
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1))
+    ;[out[i], out[j]] = [out[j], out[i]]
+  }
+  return out
 }
 
 function isTimeout(err: unknown): boolean {
@@ -157,22 +185,9 @@ function retryAfterOf(res: Response): number | undefined {
   return Number.isFinite(v) && v > 0 ? v : undefined
 }
 
-export async function signInferenceToken(key: string, method: string, path: string, bodySha256: string) {
-  return new SignJWT({ mth: method.toUpperCase(), pth: path, bsh: bodySha256 })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setIssuer(JWT_ISSUER)
-    .setAudience(JWT_AUDIENCE)
-    .setIssuedAt()
-    .setExpirationTime(`${TOKEN_LIFETIME_S}s`)
-    .setJti(crypto.randomUUID())
-    .sign(new TextEncoder().encode(key))
-}
-
-const CLIENT_CODES = new Set(['invalid_input', 'unsupported_media', 'image_too_large'])
-
 /** Maps an inference failure seen while a client waits on the request to its SPEC.md §7 problem. */
 export function inferenceProblem(err: InferenceFailure, field?: string): ApiError {
-  if (CLIENT_CODES.has(err.code)) return new ApiError(err.code as ErrorCode, err.message, { field })
+  if (err.isClientError) return new ApiError(err.code as ErrorCode, err.message, { field })
   if (err.retryable) {
     return new ApiError('processor_unavailable', 'No inference server can take the request now', {
       retryAfter: err.retryAfter ?? 5,

@@ -6,7 +6,11 @@
 import type { Job, JobStage, JobStatus } from '../schemas/job'
 import { ApiError } from '../errors'
 import { DAY_MS, iso } from '../lib/time'
+import type { Env } from '../env'
+import type { JobInputs, JobKindName } from '../jobs'
+import { jobEvent } from '../lib/events'
 import { holdStatements, quotaExhausted, settleStatements } from './credits'
+import { publishEvent } from './events'
 import { signResultPath } from './result-url'
 
 /** Result bytes are kept this long after a job ends (SPEC.md §8). */
@@ -40,47 +44,78 @@ export interface NewJob {
   id: string
   workspaceId: string
   kind: JobRow['kind']
+  /** The job's options as the user gave them. */
   options: unknown
   sourceKey: string
+  /** The result's format (`png` for removals). */
+  format: string
   batchId?: string
 }
 
 /**
- * Inserts a queued job together with its credit hold, atomically: if no credit is left, neither
- * the hold nor the job exists afterwards and 402 is thrown.
+ * Inserts queued jobs, with one credit hold each when `hold`, atomically: if the credits do not
+ * cover them all, no hold and no job exists afterwards and 402 is thrown. `alongside` are
+ * statements of the same transaction that must happen only if the jobs do (e.g. the batch row):
+ * guard them with `WHERE EXISTS (SELECT 1 FROM jobs WHERE id = <a job's id>)`.
  */
-export async function insertJobWithHold(db: D1Database, job: NewJob): Promise<void> {
-  const [take] = await db.batch([
-    ...holdStatements(db, job.workspaceId, job.id),
+export async function insertJobs(
+  db: D1Database,
+  jobs: NewJob[],
+  { hold, alongside = [] }: { hold: boolean; alongside?: D1PreparedStatement[] },
+): Promise<void> {
+  const now = iso()
+  const holds = hold
+    ? holdStatements(
+        db,
+        jobs[0].workspaceId,
+        jobs.map((j) => j.id),
+      )
+    : []
+  const inserts = jobs.map((job) =>
     db
       .prepare(
         `INSERT INTO jobs (id, workspace_id, kind, status, stage, format, options, source_key, batch_id, created_at)
-         SELECT ?, ?, ?, 'queued', 'queued', 'png', ?, ?, ?, ?
-         WHERE EXISTS (SELECT 1 FROM credit_holds WHERE job_id = ?)`,
+         SELECT ?, ?, ?, 'queued', 'queued', ?, ?, ?, ?, ?
+         WHERE ? OR EXISTS (SELECT 1 FROM credit_holds WHERE job_id = ?)`,
       )
       .bind(
         job.id,
         job.workspaceId,
         job.kind,
+        job.format,
         JSON.stringify(job.options),
         job.sourceKey,
         job.batchId ?? null,
-        iso(),
+        now,
+        hold ? 0 : 1,
         job.id,
       ),
-  ])
-  if (take.meta.changes !== 1) throw quotaExhausted()
+  )
+  const [take] = await db.batch([...holds, ...inserts, ...alongside])
+  if (hold && take.meta.changes !== 1) throw quotaExhausted()
 }
 
-/** Inserts a queued job that holds no credit (anonymous jobs spend the daily allowance instead). */
-export async function insertJob(db: D1Database, job: NewJob): Promise<void> {
-  await db
-    .prepare(
-      `INSERT INTO jobs (id, workspace_id, kind, status, stage, format, options, source_key, batch_id, created_at)
-       VALUES (?, ?, ?, 'queued', 'queued', 'png', ?, ?, ?, ?)`,
-    )
-    .bind(job.id, job.workspaceId, job.kind, JSON.stringify(job.options), job.sourceKey, job.batchId ?? null, iso())
-    .run()
+export type TerminalStatus = 'succeeded' | 'failed' | 'canceled'
+
+/**
+ * The one way a job ends: its hold charged (success) or released (anything else) and its row made
+ * terminal, in one transaction. A job that is already terminal is left as it is, and its hold
+ * (settled with it) is not touched twice.
+ */
+export function finishJobStatements(
+  db: D1Database,
+  jobId: string,
+  status: TerminalStatus,
+  fields: Record<string, unknown>,
+): D1PreparedStatement[] {
+  const all: Record<string, unknown> = { status, completed_at: iso(), ...fields }
+  const sets = Object.keys(all).map((k) => `${k} = ?`)
+  return [
+    ...settleStatements(db, jobId, status === 'succeeded' ? 'charge' : 'release'),
+    db
+      .prepare(`UPDATE jobs SET ${sets.join(', ')} WHERE id = ? AND status IN ('queued','processing')`)
+      .bind(...Object.values(all), jobId),
+  ]
 }
 
 export async function findJob(db: D1Database, workspaceId: string, id: string): Promise<JobRow> {
@@ -180,16 +215,73 @@ function decodeCursor(cursor: string): [string, string] {
   throw new ApiError('invalid_input', 'Expected a cursor returned by a previous page', { field: 'cursor' })
 }
 
-/** Jobs whose runner could not be reached end at once, with their holds released. */
-export async function failUnstartedJobs(db: D1Database, jobIds: string[]) {
-  await db.batch(
-    jobIds.flatMap((id) => [
-      ...settleStatements(db, id, 'release'),
-      db
-        .prepare(
-          "UPDATE jobs SET status = 'failed', error_code = 'processor_unavailable', error_message = 'The job could not be scheduled', completed_at = ? WHERE id = ? AND status = 'queued'",
-        )
-        .bind(iso(), id),
-    ]),
+/** What the runner of a new job is started with. */
+export interface JobStart<K extends JobKindName = JobKindName> {
+  jobId: string
+  workspaceId: string
+  correlationId: string
+  kind: K
+  input: JobInputs[K]
+  batchId?: string
+}
+
+/**
+ * Accepts new jobs: inserts them (with their holds when the kind holds credits) and starts each
+ * one's runner. A job whose runner cannot be reached ends failed at once; returns how many did.
+ */
+export async function acceptJobs(
+  env: Env,
+  jobs: { row: NewJob; start: JobStart }[],
+  opts: { hold: boolean; alongside?: D1PreparedStatement[] },
+): Promise<number> {
+  await insertJobs(
+    env.DB,
+    jobs.map((j) => j.row),
+    opts,
+  )
+  const started = await Promise.allSettled(
+    jobs.map(({ start }) => env.JOB_RUN.get(env.JOB_RUN.idFromName(start.jobId)).start(start)),
+  )
+  const unstarted = jobs.filter((_, i) => started[i].status === 'rejected').map(({ start }) => start)
+  if (unstarted.length) {
+    await failUnstartedJobs(
+      env,
+      unstarted.map((s) => ({
+        id: s.jobId,
+        workspaceId: s.workspaceId,
+        correlationId: s.correlationId,
+        batchId: s.batchId,
+      })),
+    )
+  }
+  return unstarted.length
+}
+
+/** A job that was accepted but whose runner could not be reached. */
+export interface UnstartedJob {
+  id: string
+  workspaceId: string
+  correlationId: string
+  batchId?: string
+}
+
+/**
+ * Jobs whose runner could not be reached end at once, with their holds released, and their
+ * terminal event goes out like any other job's.
+ */
+export async function failUnstartedJobs(env: Env, jobs: UnstartedJob[]): Promise<void> {
+  const error = { code: 'processor_unavailable', message: 'The job could not be scheduled' }
+  await env.DB.batch(
+    jobs.flatMap((job) =>
+      finishJobStatements(env.DB, job.id, 'failed', { error_code: error.code, error_message: error.message }),
+    ),
+  )
+  await Promise.all(
+    jobs.map((job) =>
+      publishEvent(
+        env,
+        jobEvent('image.job.failed.v1', { ...job, jobId: job.id, status: 'failed', stage: 'queued' }, { error }),
+      ),
+    ),
   )
 }

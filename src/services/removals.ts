@@ -14,7 +14,8 @@ import { getUsage, quotaExhausted } from './credits'
 import { claimIdempotencyKey, type StoredResponse } from './idempotency'
 import { assertProcessorAvailable, InferenceClient } from './inference'
 import { ANONYMOUS_MAX_PIXELS, takeAllowance } from './anonymous'
-import { failUnstartedJobs, findJob, insertJob, insertJobWithHold, toJob } from './jobs'
+import { JOB_KINDS } from '../jobs'
+import { acceptJobs, findJob, type JobStart, toJob } from './jobs'
 import { readLimited, storeBytes, type StoredSource } from './sources'
 import {
   allowlistFromEnv,
@@ -102,29 +103,31 @@ async function createJob(ctx: AcceptContext, input: RemovalInput): Promise<Store
   const anonymous = auth.kind === 'anonymous'
   const jobId = crypto.randomUUID()
   const source = await resolveSource(env, auth.workspaceId, jobId, input)
-  const job = {
+  const row = {
     id: jobId,
     workspaceId: auth.workspaceId,
     kind: 'remove_background' as const,
     options: input.options,
     sourceKey: source.key,
+    format: 'png',
+  }
+  const start: JobStart<'remove_background'> = {
+    jobId,
+    workspaceId: auth.workspaceId,
+    correlationId: ctx.requestId,
+    kind: 'remove_background',
+    input: {
+      source: { key: source.key, size: source.size, sha256: source.sha256 },
+      options: input.options,
+      ...(anonymous ? { maxPixels: ANONYMOUS_MAX_PIXELS } : {}),
+    },
   }
   // Anonymous jobs spend the daily allowance instead of credits.
-  await (anonymous ? insertJob(env.DB, job) : insertJobWithHold(env.DB, job))
+  const unstarted = await acceptJobs(env, [{ row, start }], {
+    hold: !anonymous && JOB_KINDS.remove_background.holdsCredit,
+  })
+  if (unstarted) throw new ApiError('processor_unavailable', 'The job could not be scheduled', { retryAfter: 1 })
   const stub = env.JOB_RUN.get(env.JOB_RUN.idFromName(jobId))
-  try {
-    await stub.start({
-      jobId,
-      workspaceId: auth.workspaceId,
-      correlationId: ctx.requestId,
-      options: input.options,
-      source,
-      ...(anonymous ? { maxPixels: ANONYMOUS_MAX_PIXELS } : {}),
-    })
-  } catch (err) {
-    await failUnstartedJobs(env.DB, [jobId])
-    throw new ApiError('processor_unavailable', 'The job could not be scheduled', { retryAfter: 1, cause: err })
-  }
   const finished = ctx.waitSeconds ? await stub.waitForTerminal(ctx.waitSeconds * 1000) : false
   const view: Job = await toJob(await findJob(env.DB, auth.workspaceId, jobId), env.RESULT_SIGNING_KEY)
   return { status: finished ? 200 : 202, body: JSON.stringify(view), location: view.links.self }

@@ -134,7 +134,13 @@ export async function completeUpload(
   }
   let info: ImageInfo
   try {
-    info = await InferenceClient.fromEnv(env).inspect({ body: object.body, length: object.size, sha256: landed.sha256 })
+    info = await InferenceClient.fromEnv(env).inspect({
+      name: 'image',
+      type: 'application/octet-stream',
+      length: object.size,
+      sha256: landed.sha256,
+      body: object.body,
+    })
   } catch (err) {
     if (err instanceof InferenceFailure) throw inferenceProblem(err)
     throw err

@@ -5,7 +5,7 @@
  * `DATA_ENCRYPTION_KEY`, the signature `hex(HMAC-SHA256(secret, "{timestamp}.{deliveryId}.{rawBody}"))`
  * (SPEC.md §6) and the retry schedule. Deliveries themselves live in the endpoint's WebhookOutbox.
  */
-import type { EventType } from '../durable/job-events'
+import type { EventType } from '../lib/events'
 import type { Env } from '../env'
 import { ApiError } from '../errors'
 import { hmacHex, randomToken, toBase64Url } from '../lib/crypto'

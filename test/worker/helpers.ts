@@ -86,13 +86,22 @@ export async function fixtureBytes(name: string): Promise<Uint8Array> {
   return new Uint8Array(await res.arrayBuffer())
 }
 
-export async function setInferenceMode(mode: 'normal' | 'down' | 'die-on-remove' | 'saturated') {
+export async function setInferenceMode(mode: 'normal' | 'down' | 'die-on-remove' | 'saturated' | 'hold-output') {
   const res = await fetch(`${env.FIXTURE_ORIGIN}/control/inference?mode=${mode}&reset=1`, { method: 'POST' })
   return (await res.json()) as { mode: string; removeCalls: number }
 }
 
 export async function inferenceStats() {
-  return (await (await fetch(`${env.FIXTURE_ORIGIN}/control/inference`)).json()) as { removeCalls: number }
+  return (await (await fetch(`${env.FIXTURE_ORIGIN}/control/inference`)).json()) as {
+    removeCalls: number
+    held: number
+  }
+}
+
+/** Lets every answer the proxy holds (mode `hold-output`) go on to its output and end. */
+export async function releaseHeldAnswers(): Promise<number> {
+  const res = await fetch(`${env.FIXTURE_ORIGIN}/control/inference/release`, { method: 'POST' })
+  return ((await res.json()) as { released: number }).released
 }
 
 export async function usage(key: string) {

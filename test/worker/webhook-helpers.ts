@@ -3,7 +3,7 @@
  * endpoint's outbox stub, and polling.
  */
 import { env } from 'cloudflare:test'
-import type { EventEnvelope } from '../../src/durable/job-events'
+import type { EventEnvelope } from '../../src/lib/events'
 import { api } from './helpers'
 
 export interface Received {

@@ -2,7 +2,7 @@
  * @module
  * The event envelope of SPEC.md §6, the event types of DESIGN.md §3, and SSE framing.
  */
-import type { JobStage, JobStatus } from '../schemas/job'
+import type { JobStage, JobStatus } from '../contract/stages'
 
 export const EVENT_TYPES = [
   'image.job.created.v1',
@@ -43,4 +43,28 @@ export type JobEvent = EventEnvelope<JobEventType, JobEventData>
 
 export function formatSse(event: EventEnvelope): string {
   return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`
+}
+
+/** Who a job event is about. */
+export interface JobEventSubject {
+  jobId: string
+  workspaceId: string
+  correlationId: string
+  status: JobStatus
+  stage: JobStage
+  batchId?: string
+}
+
+/** Builds a job event (SSE and webhooks share it). */
+export function jobEvent(type: JobEventType, subject: JobEventSubject, data: Record<string, unknown> = {}): JobEvent {
+  const { jobId, workspaceId, correlationId, status, stage, batchId } = subject
+  return {
+    id: crypto.randomUUID(),
+    type,
+    occurredAt: new Date().toISOString(),
+    workspaceId,
+    aggregateId: jobId,
+    correlationId,
+    data: { jobId, status, stage, ...(batchId ? { batchId } : {}), ...data },
+  }
 }

@@ -1,0 +1,25 @@
+/**
+ * @module
+ * Every job kind the runner knows, by its `Job.kind` name. Adding a kind: a handler file here,
+ * a line below, and a route on the inference server (docs/architecture.md).
+ */
+import type { JobKind } from './kind'
+import { type RemoveBackgroundInput, removeBackground } from './remove-background'
+
+export interface JobInputs {
+  remove_background: RemoveBackgroundInput
+}
+
+export type JobKindName = keyof JobInputs
+
+export const JOB_KINDS: { [K in JobKindName]: JobKind<JobInputs[K]> } = {
+  remove_background: removeBackground,
+}
+
+export function jobKind(name: string): JobKind<unknown> {
+  const kind = JOB_KINDS[name as JobKindName] as JobKind<unknown> | undefined
+  if (!kind) throw new Error(`Unknown job kind ${name}`)
+  return kind
+}
+
+export type { JobKind, StoredSource, StoredOutput } from './kind'
