@@ -2,13 +2,15 @@ import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-worker
 import { defineConfig } from 'vitest/config'
 import { freePort, TEST_SIGNING_KEYS } from './test/helpers/ports.mjs'
 
-// The inference server and a fixture HTTP server run in Node (globalSetup) on 127.0.0.1;
-// the Worker under test reaches them over real HTTP. Ports are picked here so the bindings
-// and the servers agree.
+// The inference server, a fixture HTTP server and a DNS-over-HTTPS server run in Node
+// (globalSetup) on 127.0.0.1; the Worker under test reaches them over real HTTP. Ports are picked
+// here so the bindings and the servers agree.
 const inferencePort = await freePort()
 const fixturePort = await freePort()
+const dohPort = await freePort()
 process.env.TEST_INFERENCE_PORT = String(inferencePort)
 process.env.TEST_FIXTURE_PORT = String(fixturePort)
+process.env.TEST_DOH_PORT = String(dohPort)
 
 export default defineConfig(async () => ({
   plugins: [
@@ -23,7 +25,9 @@ export default defineConfig(async () => ({
           INFERENCE_SIGNING_KEY: TEST_SIGNING_KEYS.inference,
           RESULT_SIGNING_KEY: TEST_SIGNING_KEYS.result,
           SSRF_ALLOWLIST: `127.0.0.1:${fixturePort}`,
-          DNS_RESOLVER_URL: `http://127.0.0.1:${fixturePort}/dns-query`,
+          // The SSRF guard's real DohResolver asks this server (test/helpers/doh-server.ts), never
+          // wrangler.toml's public resolver.
+          DNS_RESOLVER_URL: `http://127.0.0.1:${dohPort}/dns-query`,
           FIXTURE_ORIGIN: `http://127.0.0.1:${fixturePort}`,
           INFERENCE_RETRY_BASE_MS: '50',
           INFERENCE_MAX_ATTEMPTS: '3',

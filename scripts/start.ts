@@ -6,7 +6,8 @@
  *
  * Environment: PORT (Worker, default 8787), INFERENCE_PORT (default 7071),
  * LOCAL_STATE_DIR (where wrangler keeps local D1/R2/Durable Objects, default .wrangler/state;
- * the end-to-end test points it at a temporary directory).
+ * the end-to-end test points it at a temporary directory), DNS_RESOLVER_URL (the DNS-over-HTTPS
+ * JSON endpoint the SSRF guard resolves names with; default wrangler.toml's public resolver).
  * Secrets never go on a command line: they live in .wrangler/dev-secrets.json and .dev.vars.
  */
 import { createRequire } from 'node:module'
@@ -48,6 +49,22 @@ function portFromEnv(name: string, fallback: number): number {
   return port
 }
 
+/** An http(s) URL from the environment, or undefined when the variable is unset or empty. */
+function urlFromEnv(name: string): string | undefined {
+  const raw = process.env[name]
+  if (raw === undefined || raw === '') return undefined
+  let url: URL | undefined
+  try {
+    url = new URL(raw)
+  } catch {
+    url = undefined
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    fail(`Expected an http(s) URL in ${name} but received ${JSON.stringify(raw)}`)
+  }
+  return raw
+}
+
 function fail(message: string): never {
   process.stderr.write(`[start] ${message}\n`)
   process.exit(1)
@@ -57,6 +74,7 @@ const log = (message: string) => process.stdout.write(`[start] ${message}\n`)
 
 const edgePort = portFromEnv('PORT', 8787)
 const inferencePort = portFromEnv('INFERENCE_PORT', 7071)
+const dnsResolverUrl = urlFromEnv('DNS_RESOLVER_URL')
 const stateDir = resolve(ROOT, process.env.LOCAL_STATE_DIR || '.wrangler/state')
 const secretsPath = join(ROOT, '.wrangler', 'dev-secrets.json')
 const devVarsPath = join(ROOT, '.dev.vars')
@@ -76,6 +94,7 @@ const childEnv: NodeJS.ProcessEnv = {
 delete childEnv.PORT
 delete childEnv.INFERENCE_PORT
 delete childEnv.LOCAL_STATE_DIR
+delete childEnv.DNS_RESOLVER_URL
 
 async function wrangler(args: string[]): Promise<string> {
   const [node, ...pre] = nodeForWrangler
@@ -226,6 +245,8 @@ async function main(): Promise<void> {
       stateDir,
       '--var',
       `INFERENCE_URL:http://${HOST}:${inferencePort}`,
+      // Unset: wrangler.toml's DNS_RESOLVER_URL (the production default) applies.
+      ...(dnsResolverUrl ? ['--var', `DNS_RESOLVER_URL:${dnsResolverUrl}`] : []),
       '--show-interactive-dev-session=false',
     ],
     { cwd: ROOT, env: childEnv },

@@ -79,9 +79,11 @@ export class DohResolver implements Resolver {
   readonly #url: string
   readonly #fetch: typeof fetch
 
-  constructor({ url, fetchImpl = fetch }: { url: string; fetchImpl?: typeof fetch }) {
+  constructor({ url, fetchImpl }: { url: string; fetchImpl?: typeof fetch }) {
     this.#url = url
-    this.#fetch = fetchImpl
+    // Never keep the global `fetch` itself in a field: `this.#fetch(…)` would call it with this
+    // resolver as its `this`, which workerd refuses ("Illegal invocation"). Wrap it instead.
+    this.#fetch = fetchImpl ?? ((input, init) => fetch(input, init))
   }
 
   async resolve(hostname: string): Promise<string[]> {

@@ -1,7 +1,8 @@
 /**
  * `npm start` end to end, against the real model: upload → complete → removal (JSON, multipart,
  * sourceUrl from a local server allowed by SSRF_ALLOWLIST), the signed result URL fetched without
- * the key, then a clean stop on SIGTERM.
+ * the key, the SSRF guard resolving names through DNS_RESOLVER_URL (a DNS-over-HTTPS server on
+ * 127.0.0.1), then a clean stop on SIGTERM.
  *
  * It runs on free ports with its own local D1/R2/Durable Object state (LOCAL_STATE_DIR in a
  * temporary directory), so a developer's `.wrangler/state` or a running `npm start` do not matter.
@@ -16,6 +17,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startDohServer } from '../helpers/doh-server'
 import { freePort } from '../helpers/ports.mjs'
 
 // sharp from the inference server's dependencies (the root package does not depend on it).
@@ -41,6 +43,7 @@ let baseUrl: string
 let apiKey: string
 let fixtureServer: Server
 let fixtureOrigin: string
+let dohServer: Server
 
 const tail = () => output.split('\n').slice(-40).join('\n')
 
@@ -150,6 +153,8 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => fixtureServer.listen(0, '127.0.0.1', resolve))
   const address = fixtureServer.address()
   fixtureOrigin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+  const dohPort = await freePort()
+  dohServer = await startDohServer(dohPort)
 
   start = spawn('npm', ['start'], {
     cwd: ROOT,
@@ -158,6 +163,8 @@ beforeAll(async () => {
       PORT: String(edgePort),
       INFERENCE_PORT: String(inferencePort),
       LOCAL_STATE_DIR: stateDir,
+      // The guard asks this server, never wrangler.toml's public resolver.
+      DNS_RESOLVER_URL: `http://127.0.0.1:${dohPort}/dns-query`,
       WRANGLER_SEND_METRICS: 'false',
       CLOUDFLARE_CF_FETCH_ENABLED: 'false',
     },
@@ -180,6 +187,7 @@ afterAll(async () => {
     await Promise.race([startExit, sleep(20_000)])
   }
   await new Promise((resolve) => fixtureServer?.close(resolve))
+  await new Promise((resolve) => dohServer?.close(resolve))
   for (const pid of stateDir ? processesUsing(stateDir) : []) {
     try {
       process.kill(pid, 'SIGKILL')
@@ -229,6 +237,29 @@ describe('npm start (local mode)', () => {
   it('removes the background of a sourceUrl on 127.0.0.1 (allowed by SSRF_ALLOWLIST in local mode)', async () => {
     const body = JSON.stringify({ sourceUrl: `${fixtureOrigin}/astronaut.png`, options: OPTIONS })
     await expectCutout(await removal(body, 'application/json'))
+  })
+
+  // wrangler dev has workerd's own fetch (the test pool's replacement is not there), so this is
+  // the production resolver path as deployed. Nothing connects to public.example: registering
+  // only checks the URL, the endpoint takes an event these tests never cause, and it is deleted.
+  it('resolves names through DNS_RESOLVER_URL: a public name registers, a private one is 422', async () => {
+    const register = (url: string) =>
+      api('/v1/webhooks', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ url, events: ['image.export.completed.v1'] }),
+      })
+    const created = await register('https://public.example/hooks')
+    const endpoint = (await created.json()) as { id: string }
+    expect(created.status, JSON.stringify(endpoint)).toBe(201)
+    const deleted = await api(`/v1/webhooks/${endpoint.id}`, { method: 'DELETE' })
+    expect(deleted.status).toBeLessThan(300)
+
+    const refused = await register('https://private.example/hooks')
+    const problem = (await refused.json()) as Record<string, string>
+    expect(refused.status, JSON.stringify(problem)).toBe(422)
+    expect(problem).toMatchObject({ code: 'unsafe_url', field: 'url' })
+    expect(problem.detail).toMatch(/private\.example resolves to 10\.0\.0\.5/)
   })
 
   it('stops both servers on SIGTERM and exits', async () => {

@@ -1,7 +1,7 @@
 /**
  * The test world outside the Worker, on 127.0.0.1 only: image files to fetch by `sourceUrl`,
- * redirects, a DNS-over-HTTPS stand-in for the SSRF guard, the switch of the inference proxy, and
- * webhook receivers.
+ * redirects, the switch of the inference proxy, and webhook receivers. (The SSRF guard's
+ * DNS-over-HTTPS stand-in is its own server: doh-server.ts.)
  *
  * Receivers: `POST /receiver/<name>` records the method, headers and raw body, and answers with the
  * next scripted response (200 "ok" when the script is empty). `POST /receiver/<name>/script` with a
@@ -13,15 +13,6 @@ import { createServer, type Server } from 'node:http'
 import type { InferenceProxy, ProxyMode } from './inference-proxy'
 
 const FIXTURES = new URL('../fixtures/', import.meta.url)
-
-/** Fake DNS answers. Public names are never fetched by tests; they only feed the guard. */
-const DNS: Record<string, string[]> = {
-  'public.test': ['93.184.216.34'],
-  'mixed.test': ['93.184.216.34', '10.1.2.3'],
-  'private.test': ['192.168.1.10'],
-  'metadata.test': ['169.254.169.254'],
-  'v6-loopback.test': ['::1'],
-}
 
 export interface ReceivedRequest {
   method: string
@@ -97,13 +88,6 @@ export function startFixtureServer(port: number, proxy: InferenceProxy): Promise
     if (url.pathname === '/redirect') {
       res.writeHead(302, { location: url.searchParams.get('to') ?? '/' })
       return res.end()
-    }
-    if (url.pathname === '/dns-query') {
-      const name = url.searchParams.get('name') ?? ''
-      const type = url.searchParams.get('type') === 'AAAA' ? 28 : 1
-      const answers = (DNS[name] ?? []).filter((a) => a.includes(':') === (type === 28))
-      res.writeHead(200, { 'content-type': 'application/dns-json' })
-      return res.end(JSON.stringify({ Status: 0, Answer: answers.map((data) => ({ name, type, TTL: 60, data })) }))
     }
     const recv = /^\/receiver\/([a-z0-9-]+)(\/script|\/log)?$/i.exec(url.pathname)
     if (recv) {

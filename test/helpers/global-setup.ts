@@ -1,7 +1,9 @@
 /**
  * Node-side world for the Worker tests: the real inference server behind a switchable proxy,
- * and the fixture server. Ports come from vitest.worker.config.mts through the environment.
+ * the fixture server, and the DNS-over-HTTPS server the SSRF guard resolves names with. Ports
+ * come from vitest.worker.config.mts through the environment.
  */
+import { startDohServer } from './doh-server'
 import { startFixtureServer } from './fixture-server'
 import { startInferenceProxy } from './inference-proxy'
 import { startInferenceServer, stopProcess } from './inference-process'
@@ -10,12 +12,15 @@ import { freePort, TEST_SIGNING_KEYS } from './ports.mjs'
 export default async function setup() {
   const proxyPort = Number(process.env.TEST_INFERENCE_PORT)
   const fixturePort = Number(process.env.TEST_FIXTURE_PORT)
+  const dohPort = Number(process.env.TEST_DOH_PORT)
   const upstreamPort = await freePort()
   const inference = await startInferenceServer(upstreamPort, TEST_SIGNING_KEYS.inference)
   const proxy = await startInferenceProxy(proxyPort, upstreamPort)
   const fixtures = await startFixtureServer(fixturePort, proxy)
+  const doh = await startDohServer(dohPort)
   return async () => {
     await new Promise((r) => fixtures.close(r))
+    await new Promise((r) => doh.close(r))
     proxy.server.closeAllConnections()
     await new Promise((r) => proxy.server.close(r))
     await stopProcess(inference)
