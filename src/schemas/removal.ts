@@ -16,7 +16,9 @@ export const AlphaSchema = z
       feather: Feather,
     }),
   ])
-  .openapi('Alpha')
+  .openapi('Alpha', { example: { mode: 'binary', threshold: 0.5, feather: 1 } })
+
+const EXAMPLE_OPTIONS = { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' } as const
 
 export const RemovalOptionsSchema = z
   .strictObject({
@@ -24,9 +26,7 @@ export const RemovalOptionsSchema = z
     alpha: AlphaSchema,
     output: z.enum(['mask', 'cutout']),
   })
-  .openapi('RemovalOptions', {
-    example: { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' },
-  })
+  .openapi('RemovalOptions', { example: EXAMPLE_OPTIONS })
 
 export type RemovalOptions = z.infer<typeof RemovalOptionsSchema>
 
@@ -36,7 +36,10 @@ export const RemovalJsonSchema = z
     uploadId: z.uuid().optional(),
     options: RemovalOptionsSchema,
   })
-  .openapi('RemovalRequest', { description: 'Exactly one of sourceUrl or uploadId.' })
+  .openapi('RemovalRequest', {
+    description: 'Exactly one of sourceUrl or uploadId.',
+    example: { sourceUrl: 'https://images.example.com/products/mug.jpg', options: EXAMPLE_OPTIONS },
+  })
 
 // Strict like every multipart body: a part that is not listed is refused, naming it.
 export const RemovalMultipartSchema = z
@@ -46,6 +49,8 @@ export const RemovalMultipartSchema = z
       format: 'binary',
       description: 'JPEG, PNG, WebP, AVIF, HEIC or HEIF; ≤ 50 MB, ≤ 25 MP',
     }),
-    options: z.string().openapi({ description: 'JSON-encoded RemovalOptions' }),
+    options: z
+      .string()
+      .openapi({ description: 'JSON-encoded RemovalOptions', example: JSON.stringify(EXAMPLE_OPTIONS) }),
   })
   .openapi('RemovalMultipart')
