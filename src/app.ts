@@ -2,6 +2,7 @@
  * @module
  * Builds the API: request ids, the resource routers and the OpenAPI 3.1 document.
  */
+import { createRoute } from '@hono/zod-openapi'
 import { notFound, onError } from './errors'
 import { createRouter } from './lib/router'
 import { rateLimit } from './middleware/rate-limit'
@@ -18,6 +19,30 @@ import { usage } from './routes/usage'
 import { webhooks } from './routes/webhooks'
 
 export const API_VERSION = '2.0.0'
+const TITLE = 'Cutout image API'
+
+/**
+ * The document describes itself (SPEC.md §1 lists it among the service documents). `doc31` serves
+ * it but does not list it, so the route is registered by hand.
+ */
+const getOpenApiDocument = createRoute({
+  method: 'get',
+  path: '/openapi.json',
+  operationId: 'getOpenApiDocument',
+  summary: 'Get this OpenAPI 3.1 contract',
+  tags: ['Service'],
+  responses: {
+    200: {
+      description: 'The OpenAPI 3.1 document the SDKs are generated from',
+      content: {
+        'application/json': {
+          schema: { type: 'object', required: ['openapi', 'info', 'paths'] },
+          example: { openapi: '3.1.0', info: { title: TITLE, version: API_VERSION }, paths: {} },
+        },
+      },
+    },
+  },
+})
 
 export function createApp() {
   const app = createRouter()
@@ -33,6 +58,7 @@ export function createApp() {
   app.route('/', apiKeys)
   app.route('/', auth)
   app.route('/', deviceAuthorizations)
+  app.openAPIRegistry.registerPath(getOpenApiDocument)
   app.openAPIRegistry.registerComponent('securitySchemes', 'Bearer', {
     type: 'http',
     scheme: 'bearer',
@@ -41,7 +67,7 @@ export function createApp() {
   app.doc31('/openapi.json', (c) => ({
     openapi: '3.1.0',
     info: {
-      title: 'Cutout image API',
+      title: TITLE,
       version: API_VERSION,
       description: 'Background removal and image editing. Errors are application/problem+json.',
       license: { name: 'AGPL-3.0-or-later', identifier: 'AGPL-3.0-or-later' },

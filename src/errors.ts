@@ -84,7 +84,18 @@ export const ProblemSchema = z
     retryable: z.boolean(),
     requestId: z.string(),
   })
-  .openapi('Problem')
+  .openapi('Problem', {
+    example: {
+      type: 'https://docs.cutout.dev/errors/invalid-input',
+      status: 400,
+      code: 'invalid_input',
+      title: 'Invalid input',
+      detail: 'Unknown field options.sharpen: options are strict',
+      field: 'options.sharpen',
+      retryable: false,
+      requestId: 'req_5d0c7f3a-9b1e-4c2d-8a6f-3e4b5c6d7e8f',
+    },
+  })
 
 export type Problem = z.infer<typeof ProblemSchema>
 

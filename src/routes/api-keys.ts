@@ -16,6 +16,8 @@ const tags = ['API keys']
 export const list = createRoute({
   method: 'get',
   path: '/v1/api-keys',
+  operationId: 'listApiKeys',
+  summary: "List the workspace's API keys",
   tags,
   security,
   middleware: [authorize('GET /v1/api-keys')] as const,
@@ -25,6 +27,8 @@ export const list = createRoute({
 export const create = createRoute({
   method: 'post',
   path: '/v1/api-keys',
+  operationId: 'createApiKey',
+  summary: 'Create an API key',
   tags,
   security,
   middleware: [authorize('POST /v1/api-keys')] as const,
@@ -35,6 +39,8 @@ export const create = createRoute({
 export const remove = createRoute({
   method: 'delete',
   path: '/v1/api-keys/{id}',
+  operationId: 'revokeApiKey',
+  summary: 'Revoke an API key',
   tags,
   security,
   middleware: [authorize('DELETE /v1/api-keys/{id}')] as const,

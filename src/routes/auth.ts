@@ -39,6 +39,8 @@ const body = <T extends Parameters<typeof json>[0]>(schema: T, required = true) 
 export const emailStart = createRoute({
   method: 'post',
   path: '/v1/auth/email/start',
+  operationId: 'startEmailSignIn',
+  summary: 'Email a six-digit sign-in code',
   tags,
   request: { body: body(EmailStartSchema) },
   responses: { 202: json(EmailStartedSchema, 'A code was sent if the address can receive mail'), ...publicErrors },
@@ -47,6 +49,8 @@ export const emailStart = createRoute({
 export const emailVerify = createRoute({
   method: 'post',
   path: '/v1/auth/email/verify',
+  operationId: 'verifyEmailSignIn',
+  summary: 'Sign in with the emailed code',
   tags,
   request: { body: body(EmailVerifySchema) },
   responses: {
@@ -58,6 +62,8 @@ export const emailVerify = createRoute({
 export const refresh = createRoute({
   method: 'post',
   path: '/v1/auth/refresh',
+  operationId: 'refreshSession',
+  summary: 'Exchange a refresh token for a new token pair',
   tags,
   request: { body: body(RefreshSchema, false) },
   responses: {
@@ -70,6 +76,8 @@ export const refresh = createRoute({
 export const logout = createRoute({
   method: 'post',
   path: '/v1/auth/logout',
+  operationId: 'logout',
+  summary: 'Sign out: revoke the session',
   tags,
   security: optionalBearer,
   request: { body: body(LogoutSchema, false) },

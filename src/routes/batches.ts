@@ -17,6 +17,8 @@ const security = [{ Bearer: [] }]
 export const create = createRoute({
   method: 'post',
   path: '/v1/batches',
+  operationId: 'createBatch',
+  summary: 'Queue background removal for up to 100 uploads at once',
   tags: ['Batches'],
   security,
   middleware: [authorize('POST /v1/batches')] as const,
@@ -38,6 +40,8 @@ export const create = createRoute({
 export const getOne = createRoute({
   method: 'get',
   path: '/v1/batches/{id}',
+  operationId: 'getBatch',
+  summary: "Get a batch's progress and its jobs",
   tags: ['Batches'],
   security,
   middleware: [authorize('GET /v1/batches/{id}')] as const,

@@ -32,6 +32,8 @@ const jsonBody = <T extends Parameters<typeof json>[0]>(schema: T, required = tr
 export const create = createRoute({
   method: 'post',
   path: '/v1/device-authorizations',
+  operationId: 'createDeviceAuthorization',
+  summary: 'Start a device sign-in and get the code to show the user',
   tags,
   request: { body: jsonBody(DeviceAuthorizationCreateSchema) },
   responses: {
@@ -45,6 +47,8 @@ export const create = createRoute({
 export const approve = createRoute({
   method: 'post',
   path: '/v1/device-authorizations/{userCode}/approve',
+  operationId: 'approveDeviceAuthorization',
+  summary: 'Approve a device sign-in from a signed-in browser',
   tags,
   security: [{ Bearer: [] }],
   middleware: [requireSession()] as const,
@@ -60,6 +64,8 @@ export const approve = createRoute({
 export const token = createRoute({
   method: 'post',
   path: '/v1/device-authorizations/token',
+  operationId: 'pollDeviceAuthorization',
+  summary: "Poll for a device sign-in's tokens",
   tags,
   request: { body: jsonBody(DeviceTokenRequestSchema) },
   responses: {

@@ -12,22 +12,32 @@ const HealthSchema = z
     status: z.enum(['ok', 'ready', 'unavailable']),
     checks: z.record(z.string(), z.string()).optional(),
   })
-  .openapi('Health')
+  .openapi('Health', { example: { status: 'ready', checks: { d1: 'ok', inference: 'ready' } } })
 
 export const live = createRoute({
   method: 'get',
   path: '/health/live',
+  operationId: 'getLiveness',
+  summary: 'Check that the API process is alive',
   tags: ['Service'],
-  responses: { 200: json(HealthSchema, 'The API process is alive') },
+  responses: { 200: json(HealthSchema, 'The API process is alive', { status: 'ok' }) },
 })
 
 export const ready = createRoute({
   method: 'get',
   path: '/health/ready',
+  operationId: 'getReadiness',
+  summary: 'Check that storage and an inference server are ready',
   tags: ['Service'],
   responses: {
-    200: json(HealthSchema, 'D1 and an inference server are ready'),
-    503: json(HealthSchema, 'A required dependency is not ready'),
+    200: json(HealthSchema, 'D1 and an inference server are ready', {
+      status: 'ready',
+      checks: { d1: 'ok', inference: 'ready' },
+    }),
+    503: json(HealthSchema, 'A required dependency is not ready', {
+      status: 'unavailable',
+      checks: { d1: 'ok', inference: 'unavailable' },
+    }),
   },
 })
 

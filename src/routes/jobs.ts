@@ -18,13 +18,38 @@ const security = [{ Bearer: [] }]
 const CANCEL_SETTLE_MS = 2_000
 
 const ResultQuery = z.object({
-  exp: z.string().optional().openapi({ description: 'Expiry of a signed result URL (from result.url)' }),
-  sig: z.string().optional().openapi({ description: 'Signature of a signed result URL' }),
+  exp: z
+    .string()
+    .optional()
+    .openapi({ description: 'Expiry of a signed result URL (from result.url)', example: '1777887601' }),
+  sig: z.string().optional().openapi({
+    description: 'Signature of a signed result URL',
+    example: '9c1e5d0b7a3f28e4c6b1d9a05f7e3c2b8a4d6f1e0c9b7a5d3f2e1c0b9a8d7f6e',
+  }),
 })
+
+/** One event as the stream frames it (SPEC.md §6): id, event type, and the envelope as data. */
+const SSE_EXAMPLE = [
+  'id: 4b6d8f0a-2c4e-4a6b-8d0f-1a3c5e7b9d2f',
+  'event: image.job.progress.v1',
+  `data: ${JSON.stringify({
+    id: '4b6d8f0a-2c4e-4a6b-8d0f-1a3c5e7b9d2f',
+    type: 'image.job.progress.v1',
+    occurredAt: '2026-05-04T09:30:00.400Z',
+    workspaceId: 'f0e1d2c3-b4a5-4968-8776-655443322110',
+    aggregateId: '6f1c2a9e-3b7d-4e0a-9c55-2d8e1f4b7a10',
+    correlationId: 'req_5d0c7f3a-9b1e-4c2d-8a6f-3e4b5c6d7e8f',
+    data: { jobId: '6f1c2a9e-3b7d-4e0a-9c55-2d8e1f4b7a10', status: 'processing', stage: 'segmenting' },
+  })}`,
+  '',
+  '',
+].join('\n')
 
 export const list = createRoute({
   method: 'get',
   path: '/v1/jobs',
+  operationId: 'listJobs',
+  summary: "List the workspace's jobs, newest first",
   tags: ['Jobs'],
   security,
   middleware: [authorize('GET /v1/jobs')] as const,
@@ -35,6 +60,8 @@ export const list = createRoute({
 export const getOne = createRoute({
   method: 'get',
   path: '/v1/jobs/{id}',
+  operationId: 'getJob',
+  summary: 'Get a job: status, stage, model version and result',
   tags: ['Jobs'],
   security: optionalBearer,
   middleware: [authorize('GET /v1/jobs/{id}')] as const,
@@ -45,6 +72,8 @@ export const getOne = createRoute({
 export const cancel = createRoute({
   method: 'delete',
   path: '/v1/jobs/{id}',
+  operationId: 'cancelJob',
+  summary: 'Cancel a queued or processing job',
   tags: ['Jobs'],
   security: optionalBearer,
   middleware: [authorize('DELETE /v1/jobs/{id}')] as const,
@@ -55,6 +84,8 @@ export const cancel = createRoute({
 export const events = createRoute({
   method: 'get',
   path: '/v1/jobs/{id}/events',
+  operationId: 'streamJobEvents',
+  summary: "Stream a job's events (server-sent events)",
   tags: ['Jobs'],
   security: optionalBearer,
   middleware: [authorize('GET /v1/jobs/{id}/events')] as const,
@@ -62,7 +93,7 @@ export const events = createRoute({
   responses: {
     200: {
       description: 'Server-sent events; reconnect with Last-Event-ID',
-      content: { 'text/event-stream': { schema: { type: 'string' } } },
+      content: { 'text/event-stream': { schema: { type: 'string' }, example: SSE_EXAMPLE } },
     },
     ...errorResponses,
   },
@@ -85,6 +116,8 @@ const resultAccess = createMiddleware<AppEnv>(async function resultAccess(c, nex
 export const result = createRoute({
   method: 'get',
   path: '/v1/jobs/{id}/result',
+  operationId: 'getJobResult',
+  summary: "Download a job's result image",
   tags: ['Jobs'],
   security: optionalBearer,
   middleware: [resultAccess] as const,

@@ -16,6 +16,8 @@ import { acceptRemoval, parseOptionsField, type RemovalInput } from '../services
 export const createRemoval = createRoute({
   method: 'post',
   path: '/v1/removals',
+  operationId: 'createRemoval',
+  summary: 'Remove the background of an image',
   tags: ['Processing'],
   security: optionalBearer,
   middleware: [authorize('POST /v1/removals')] as const,

@@ -16,6 +16,8 @@ const binary = { schema: { type: 'string' as const, format: 'binary' } }
 export const create = createRoute({
   method: 'post',
   path: '/v1/uploads',
+  operationId: 'createUpload',
+  summary: 'Reserve an upload and get the URL to PUT its bytes to',
   tags: ['Uploads'],
   security,
   middleware: [authorize('POST /v1/uploads')] as const,
@@ -26,6 +28,8 @@ export const create = createRoute({
 export const putContent = createRoute({
   method: 'put',
   path: '/v1/uploads/{id}/content',
+  operationId: 'putUploadContent',
+  summary: "Send an upload's image bytes",
   tags: ['Uploads'],
   security,
   middleware: [authorize('PUT /v1/uploads/{id}/content')] as const,
@@ -55,6 +59,8 @@ export const putContent = createRoute({
 export const complete = createRoute({
   method: 'post',
   path: '/v1/uploads/{id}/complete',
+  operationId: 'completeUpload',
+  summary: 'Verify an uploaded image and mark it ready',
   tags: ['Uploads'],
   security,
   middleware: [authorize('POST /v1/uploads/{id}/complete')] as const,

@@ -16,6 +16,8 @@ import { clearedDeviceCookie } from '../services/device'
 export const getOne = createRoute({
   method: 'get',
   path: '/v1/usage',
+  operationId: 'getUsage',
+  summary: 'Get the remaining credits or anonymous allowance',
   tags: ['Usage'],
   security: optionalBearer,
   middleware: [authorize('GET /v1/usage')] as const,
@@ -31,6 +33,8 @@ export const getOne = createRoute({
 export const forgetDevice = createRoute({
   method: 'delete',
   path: '/v1/device',
+  operationId: 'forgetDevice',
+  summary: "Clear this browser's anonymous device cookie",
   tags: ['Usage'],
   responses: { 204: { description: 'The anonymous device cookie is cleared; the allowance is not reset' } },
 })

@@ -25,6 +25,8 @@ const tags = ['Webhooks']
 export const create = createRoute({
   method: 'post',
   path: '/v1/webhooks',
+  operationId: 'createWebhook',
+  summary: 'Register a webhook endpoint',
   tags,
   security,
   middleware: [authorize('POST /v1/webhooks')] as const,
@@ -39,6 +41,8 @@ export const create = createRoute({
 export const list = createRoute({
   method: 'get',
   path: '/v1/webhooks',
+  operationId: 'listWebhooks',
+  summary: "List the workspace's webhook endpoints",
   tags,
   security,
   middleware: [authorize('GET /v1/webhooks')] as const,
@@ -51,6 +55,8 @@ export const list = createRoute({
 export const remove = createRoute({
   method: 'delete',
   path: '/v1/webhooks/{id}',
+  operationId: 'deleteWebhook',
+  summary: 'Delete a webhook endpoint and stop its deliveries',
   tags,
   security,
   middleware: [authorize('DELETE /v1/webhooks/{id}')] as const,
@@ -61,6 +67,8 @@ export const remove = createRoute({
 export const deliveries = createRoute({
   method: 'get',
   path: '/v1/webhooks/{id}/deliveries',
+  operationId: 'listWebhookDeliveries',
+  summary: "List a webhook endpoint's latest deliveries",
   tags,
   security,
   middleware: [authorize('GET /v1/webhooks/{id}/deliveries')] as const,
@@ -71,6 +79,8 @@ export const deliveries = createRoute({
 export const replay = createRoute({
   method: 'post',
   path: '/v1/webhooks/{endpointId}/deliveries/{deliveryId}/replay',
+  operationId: 'replayWebhookDelivery',
+  summary: 'Send a webhook delivery again',
   tags,
   security,
   middleware: [authorize('POST /v1/webhooks/{endpointId}/deliveries/{deliveryId}/replay')] as const,

@@ -5,6 +5,16 @@ import { MAX_API_KEY_NAME_LENGTH } from '../services/api-keys'
 const DateTime = z.iso.datetime({ offset: true })
 const Scope = z.enum(SCOPES)
 
+const EXAMPLE_KEY = {
+  id: 'c4e6a8b0-2d4f-4a6c-9e8b-0a2c4e6f8b1d',
+  name: 'CI pipeline',
+  prefix: 'sk_live_Xq3v',
+  scopes: ['images:write', 'jobs:read'],
+  createdAt: '2026-05-01T12:00:00.000Z',
+  expiresAt: null,
+  lastUsedAt: '2026-05-04T09:30:00.000Z',
+}
+
 export const ApiKeySchema = z
   .object({
     id: z.uuid(),
@@ -17,13 +27,17 @@ export const ApiKeySchema = z
     expiresAt: DateTime.nullable().optional(),
     lastUsedAt: DateTime.nullable().optional().openapi({ description: 'Updated at most once a minute' }),
   })
-  .openapi('ApiKey')
+  .openapi('ApiKey', { example: EXAMPLE_KEY })
 
 export const ApiKeyCreatedSchema = ApiKeySchema.extend({
   value: z.string().openapi({ description: 'The secret: shown only in this response, stored only as a hash' }),
-}).openapi('ApiKeyCreated')
+}).openapi('ApiKeyCreated', {
+  example: { ...EXAMPLE_KEY, lastUsedAt: null, value: 'sk_live_Xq3vEXAMPLE-only_not-a-real-key_00000000000' },
+})
 
-export const ApiKeyListSchema = z.object({ keys: z.array(ApiKeySchema) }).openapi('ApiKeyList')
+export const ApiKeyListSchema = z
+  .object({ keys: z.array(ApiKeySchema) })
+  .openapi('ApiKeyList', { example: { keys: [EXAMPLE_KEY] } })
 
 export const ApiKeyCreateSchema = z
   .strictObject({
@@ -38,8 +52,11 @@ export const ApiKeyCreateSchema = z
       }),
     expiresAt: DateTime.optional().openapi({
       description: 'Must be in the future; omit for a key that does not expire',
+      example: '2030-01-01T00:00:00Z',
     }),
   })
-  .openapi('ApiKeyCreate')
+  .openapi('ApiKeyCreate', {
+    example: { name: 'CI pipeline', scopes: ['images:write', 'jobs:read'], expiresAt: '2030-01-01T00:00:00Z' },
+  })
 
 export type ApiKeyCreate = z.infer<typeof ApiKeyCreateSchema>

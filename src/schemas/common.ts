@@ -15,6 +15,7 @@ export const IdempotencyHeaders = z.object({
     .openapi({
       // Optional in the schema so a missing key is our own 400 with field Idempotency-Key.
       param: { in: 'header' },
+      example: '5f2b8e4a-1c3d-4b6e-9a7f-0e1d2c3b4a59',
       description: 'Idempotency-Key (required): the same key and input replays the first response for 24 hours.',
     }),
   prefer: z
@@ -23,9 +24,13 @@ export const IdempotencyHeaders = z.object({
     .openapi({ param: { in: 'header' }, example: 'wait=8', description: 'wait=N waits up to N (capped at 8) seconds' }),
 })
 
-export const json = <T extends z.ZodType>(schema: T, description: string) => ({
+/**
+ * A JSON response. `example` is for a schema shared by responses that differ (the health checks);
+ * most examples sit on the schema itself.
+ */
+export const json = <T extends z.ZodType>(schema: T, description: string, example?: z.output<T>) => ({
   description,
-  content: { 'application/json': { schema } },
+  content: { 'application/json': example === undefined ? { schema } : { schema, example } },
 })
 
 /** An API key or session, or none at all (anonymous-capable routes). */

@@ -10,9 +10,39 @@ export const PUBLIC_JOB_KINDS = ['remove_background', 'virtual_try_on'] as const
 
 const DateTime = z.iso.datetime()
 
+const EXAMPLE_JOB_ID = '6f1c2a9e-3b7d-4e0a-9c55-2d8e1f4b7a10'
+const EXAMPLE_RESULT = {
+  url: `/v1/jobs/${EXAMPLE_JOB_ID}/result?exp=1777887601&sig=9c1e5d0b7a3f28e4c6b1d9a05f7e3c2b8a4d6f1e0c9b7a5d3f2e1c0b9a8d7f6e`,
+  contentType: 'image/png',
+  expiresAt: '2026-05-04T09:40:01.000Z',
+}
+
+/** A finished removal, as GET /v1/jobs/{id} shows it; the examples of the lists reuse it. */
+export const EXAMPLE_JOB = {
+  id: EXAMPLE_JOB_ID,
+  kind: 'remove_background' as const,
+  status: 'succeeded' as const,
+  stage: 'complete' as const,
+  format: 'png' as const,
+  modelVersion: 'isnet-general@1.4.5+fp16',
+  createdAt: '2026-05-04T09:30:00.000Z',
+  startedAt: '2026-05-04T09:30:00.120Z',
+  completedAt: '2026-05-04T09:30:01.480Z',
+  expiresAt: '2026-05-05T09:30:01.480Z',
+  result: EXAMPLE_RESULT,
+  error: null,
+  warnings: [],
+  links: {
+    self: `/v1/jobs/${EXAMPLE_JOB_ID}`,
+    events: `/v1/jobs/${EXAMPLE_JOB_ID}/events`,
+    result: `/v1/jobs/${EXAMPLE_JOB_ID}/result`,
+    cancel: `/v1/jobs/${EXAMPLE_JOB_ID}`,
+  },
+}
+
 export const ResultSchema = z
   .object({ url: z.string(), contentType: z.string(), expiresAt: DateTime.nullable() })
-  .openapi('Result')
+  .openapi('Result', { example: EXAMPLE_RESULT })
 
 const Notice = z.object({ code: z.string(), message: z.string() })
 
@@ -35,19 +65,22 @@ export const JobSchema = z
     warnings: z.array(Notice),
     links: z.object({ self: z.string(), events: z.string(), result: z.string(), cancel: z.string() }),
   })
-  .openapi('Job')
+  .openapi('Job', { example: EXAMPLE_JOB })
 
 export type Job = z.infer<typeof JobSchema>
 
 export const JobListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20).optional(),
-  cursor: z.string().max(200).optional(),
-  status: z.enum(JOB_STATUSES).optional(),
-  kind: z.enum(PUBLIC_JOB_KINDS).optional(),
-  batchId: z.uuid().optional(),
-  projectId: z.uuid().optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20).optional().openapi({ example: 20 }),
+  cursor: z.string().max(200).optional().openapi({
+    description: 'nextCursor of the previous page',
+    example: 'MjAyNi0wNS0wNFQwOTozMDowMC4wMDBafDZmMWMyYTllLTNiN2QtNGUwYS05YzU1LTJkOGUxZjRiN2ExMA',
+  }),
+  status: z.enum(JOB_STATUSES).optional().openapi({ example: 'succeeded' }),
+  kind: z.enum(PUBLIC_JOB_KINDS).optional().openapi({ example: 'remove_background' }),
+  batchId: z.uuid().optional().openapi({ example: '3c9d7e21-5a4b-4f8e-8d1c-7b6a5e4d3c2b' }),
+  projectId: z.uuid().optional().openapi({ example: '8e2f4a6c-1b3d-4c5e-9f7a-2d4b6c8e0a1f' }),
 })
 
 export const JobListSchema = z
   .object({ jobs: z.array(JobSchema), nextCursor: z.string().nullable() })
-  .openapi('JobList')
+  .openapi('JobList', { example: { jobs: [EXAMPLE_JOB], nextCursor: null } })

@@ -6,10 +6,14 @@
 import { z } from '@hono/zod-openapi'
 import * as contract from '../contract/options'
 
-export const AlphaSchema = contract.AlphaSchema.openapi('Alpha')
+export const AlphaSchema = contract.AlphaSchema.openapi('Alpha', {
+  example: { mode: 'binary', threshold: 0.5, feather: 1 },
+})
+
+const EXAMPLE_OPTIONS = { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' } as const
 
 export const RemovalOptionsSchema = contract.RemovalOptionsSchema.openapi('RemovalOptions', {
-  example: { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' },
+  example: EXAMPLE_OPTIONS,
 })
 
 export type { RemovalOptions } from '../contract/options'
@@ -20,7 +24,10 @@ export const RemovalJsonSchema = z
     uploadId: z.uuid().optional(),
     options: RemovalOptionsSchema,
   })
-  .openapi('RemovalRequest', { description: 'Exactly one of sourceUrl or uploadId.' })
+  .openapi('RemovalRequest', {
+    description: 'Exactly one of sourceUrl or uploadId.',
+    example: { sourceUrl: 'https://images.example.com/products/mug.jpg', options: EXAMPLE_OPTIONS },
+  })
 
 // Strict like every multipart body: a part that is not listed is refused, naming it.
 export const RemovalMultipartSchema = z
@@ -30,6 +37,8 @@ export const RemovalMultipartSchema = z
       format: 'binary',
       description: 'JPEG, PNG, WebP, AVIF, HEIC or HEIF; ≤ 50 MB, ≤ 25 MP',
     }),
-    options: z.string().openapi({ description: 'JSON-encoded RemovalOptions' }),
+    options: z
+      .string()
+      .openapi({ description: 'JSON-encoded RemovalOptions', example: JSON.stringify(EXAMPLE_OPTIONS) }),
   })
   .openapi('RemovalMultipart')

@@ -14,7 +14,17 @@ export const UploadSchema = z
       .optional()
       .openapi({ description: 'Headers the PUT to a presigned uploadUrl must carry exactly' }),
   })
-  .openapi('Upload')
+  .openapi('Upload', {
+    example: {
+      id: '0b7f1d1e-8c1a-4c2e-9d55-0f6c3c1c2f11',
+      status: 'ready',
+      expiresAt: '2026-05-04T10:30:00.000Z',
+      uploadUrl: '/v1/uploads/0b7f1d1e-8c1a-4c2e-9d55-0f6c3c1c2f11/content',
+      width: 3024,
+      height: 4032,
+      mimeType: 'image/jpeg',
+    },
+  })
 
 export const UPLOAD_CONTENT_TYPES = [
   'application/octet-stream',
@@ -33,6 +43,6 @@ export const UploadRequestSchema = z
       .optional()
       .openapi({ description: 'The Content-Type a presigned PUT will send (default application/octet-stream)' }),
   })
-  .openapi('UploadRequest')
+  .openapi('UploadRequest', { example: { contentType: 'image/jpeg' } })
 
 export type Upload = z.infer<typeof UploadSchema>

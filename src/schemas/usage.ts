@@ -11,4 +11,13 @@ export const UsageSchema = z
     remaining: z.number().int().optional(),
     periodEndsAt: z.iso.datetime().optional(),
   })
-  .openapi('Usage')
+  .openapi('Usage', {
+    example: {
+      kind: 'workspace',
+      limit: 500,
+      available: 452,
+      held: 2,
+      used: 46,
+      periodEndsAt: '2026-06-01T00:00:00.000Z',
+    },
+  })

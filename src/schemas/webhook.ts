@@ -15,6 +15,28 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048
 
 const DateTime = z.iso.datetime()
 
+const EXAMPLE_ENDPOINT = {
+  id: '2a4c6e8f-0b1d-4f3a-8c5e-7d9f1b3a5c7e',
+  url: 'https://example.com/hooks/cutout',
+  events: ['image.job.completed.v1', 'image.job.failed.v1'],
+  createdAt: '2026-05-01T12:00:00.000Z',
+  disabledAt: null,
+  disabledReason: null,
+}
+const EXAMPLE_DELIVERY = {
+  id: '7e5c3a1f-9d8b-4c6a-b4e2-0f1d3b5a7c9e',
+  eventId: '1d3f5b7a-9c2e-4a6b-8d0f-2e4a6c8b0d1f',
+  eventType: 'image.job.completed.v1',
+  status: 'delivered',
+  attempts: 1,
+  responseStatus: 200,
+  lastError: null,
+  createdAt: '2026-05-04T09:30:01.500Z',
+  deliveredAt: '2026-05-04T09:30:01.720Z',
+  lastAttemptAt: '2026-05-04T09:30:01.600Z',
+  nextAttemptAt: null,
+} as const
+
 export const WebhookCreateSchema = z
   .strictObject({
     url: z
@@ -31,7 +53,9 @@ export const WebhookCreateSchema = z
         example: ['image.job.completed.v1', 'image.job.failed.v1'],
       }),
   })
-  .openapi('WebhookEndpointCreate')
+  .openapi('WebhookEndpointCreate', {
+    example: { url: 'https://example.com/hooks/cutout', events: ['image.job.completed.v1', 'image.job.failed.v1'] },
+  })
 
 export type WebhookCreate = z.infer<typeof WebhookCreateSchema>
 
@@ -50,19 +74,22 @@ export const WebhookEndpointSchema = z
       .optional()
       .openapi({ description: '`gone`: the receiver answered 410, so delivery stopped; `deleted`: DELETE was called' }),
   })
-  .openapi('WebhookEndpoint')
+  .openapi('WebhookEndpoint', { example: EXAMPLE_ENDPOINT })
 
 export type WebhookEndpoint = z.infer<typeof WebhookEndpointSchema>
 
 export const WebhookEndpointCreatedSchema = WebhookEndpointSchema.extend({
-  secret: z
-    .string()
-    .openapi({ description: 'The signing secret (whsec_…); shown only in this response', example: 'whsec_…' }),
-}).openapi('WebhookEndpointCreated')
+  secret: z.string().openapi({
+    description: 'The signing secret (whsec_…); shown only in this response',
+    example: 'whsec_EXAMPLE-only_not-a-real-secret_000000000000',
+  }),
+}).openapi('WebhookEndpointCreated', {
+  example: { ...EXAMPLE_ENDPOINT, secret: 'whsec_EXAMPLE-only_not-a-real-secret_000000000000' },
+})
 
 export const WebhookEndpointListSchema = z
   .object({ endpoints: z.array(WebhookEndpointSchema) })
-  .openapi('WebhookEndpointList')
+  .openapi('WebhookEndpointList', { example: { endpoints: [EXAMPLE_ENDPOINT] } })
 
 export const WebhookDeliverySchema = z
   .object({
@@ -80,15 +107,17 @@ export const WebhookDeliverySchema = z
       .optional()
       .openapi({ description: 'When the next attempt is due (pending or retrying)' }),
   })
-  .openapi('WebhookDelivery')
+  .openapi('WebhookDelivery', { example: EXAMPLE_DELIVERY })
 
 export type WebhookDelivery = z.infer<typeof WebhookDeliverySchema>
 
 export const WebhookDeliveryListSchema = z
   .object({ deliveries: z.array(WebhookDeliverySchema) })
-  .openapi('WebhookDeliveryList')
+  .openapi('WebhookDeliveryList', { example: { deliveries: [EXAMPLE_DELIVERY] } })
 
-export const ReplaySchema = z.object({ id: z.uuid(), status: z.literal('pending') }).openapi('WebhookReplay')
+export const ReplaySchema = z
+  .object({ id: z.uuid(), status: z.literal('pending') })
+  .openapi('WebhookReplay', { example: { id: EXAMPLE_DELIVERY.id, status: 'pending' } })
 
 const uuidParam = (name: string) =>
   z.uuid().openapi({ param: { name, in: 'path' }, example: '0b7f1d1e-8c1a-4c2e-9d55-0f6c3c1c2f11' })

@@ -2,11 +2,13 @@
  * The OpenAPI document is validated in Node: the validator compiles JSON schemas with
  * `new Function`, which workerd forbids. The app itself is plain Hono and runs here too.
  */
+import { z } from '@hono/zod-openapi'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { describe, expect, it } from 'vitest'
 import { createApp } from '../../src/app'
 
 const ROUTES = [
+  'get /openapi.json',
   'get /health/live',
   'get /health/ready',
   'post /v1/uploads',
@@ -53,6 +55,60 @@ const CONTRACT_ENV = {
   },
 }
 
+type Schema = { $ref?: string; example?: unknown; format?: string; properties?: Record<string, Schema> }
+type Media = { schema?: Schema; example?: unknown; examples?: Record<string, { value?: unknown }> }
+type Parameter = { name: string; in: string; example?: unknown; schema?: Schema }
+type Operation = {
+  operationId?: string
+  summary?: string
+  tags?: string[]
+  parameters?: Parameter[]
+  requestBody?: { content: Record<string, Media> }
+  responses: Record<string, { content?: Record<string, Media> }>
+}
+type Doc = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } }
+
+/** The generated SDK's method names: a verb, then words, no separators (`getJobResult`). */
+const CAMEL_CASE = /^[a-z]+(?:[A-Z0-9][a-z0-9]*)*$/
+/** Guards the example walk against silently finding nothing: ~30 operations × their responses. */
+const CHECKED_AT_LEAST = 200
+const JSON_MEDIA = /^application\/(?:[\w.-]+\+)?json$/
+
+async function openapiDocument(): Promise<Doc> {
+  const res = await createApp().request('/openapi.json', {}, CONTRACT_ENV)
+  expect(res.status).toBe(200)
+  return (await res.json()) as Doc
+}
+
+const operations = (doc: Doc) =>
+  Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) => ({ route: `${method} ${path}`, op })),
+  )
+
+function resolve(doc: Doc, schema: Schema | undefined): Schema {
+  const name = schema?.$ref?.replace('#/components/schemas/', '')
+  return (name ? doc.components.schemas[name] : schema) ?? {}
+}
+
+/** The example a reader (or an SDK generator) sees for a media type: its own, else its schema's. */
+function exampleOf(doc: Doc, media: Media): unknown {
+  if (media.example !== undefined) return media.example
+  const first = Object.values(media.examples ?? {})[0]
+  if (first?.value !== undefined) return first.value
+  return resolve(doc, media.schema).example
+}
+
+const parameterExample = (p: Parameter) => p.example ?? p.schema?.example
+
+/** Every JSON body and response of an operation, with where it sits. */
+function jsonContents(op: Operation) {
+  const bodies = Object.entries(op.requestBody?.content ?? {}).map(([type, media]) => ({ at: `body ${type}`, media }))
+  const responses = Object.entries(op.responses).flatMap(([status, res]) =>
+    Object.entries(res.content ?? {}).map(([type, media]) => ({ at: `${status} ${type}`, media })),
+  )
+  return [...bodies, ...responses].filter(({ at }) => JSON_MEDIA.test(at.split(' ')[1]))
+}
+
 describe('GET /openapi.json', () => {
   it('is a valid OpenAPI 3.1 document, version 2.0.0, listing every route with its errors', async () => {
     const res = await createApp().request('/openapi.json', {}, CONTRACT_ENV)
@@ -81,5 +137,85 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(doc.components.schemas)).toEqual(
       expect.arrayContaining(['Job', 'Problem', 'RemovalOptions', 'Upload', 'Usage']),
     )
+  })
+})
+
+describe('operations in /openapi.json', () => {
+  it('each has a unique camelCase operationId, a summary and a tag', async () => {
+    const ops = operations(await openapiDocument())
+    expect(ops).toHaveLength(ROUTES.length)
+    const problems: string[] = []
+    for (const { route, op } of ops) {
+      if (!op.operationId) problems.push(`${route}: no operationId`)
+      else if (!CAMEL_CASE.test(op.operationId))
+        problems.push(`${route}: operationId ${op.operationId} is not camelCase`)
+      if (!op.summary?.trim()) problems.push(`${route}: no summary`)
+      if (!op.tags?.length || op.tags.some((t) => !t.trim())) problems.push(`${route}: no tag`)
+    }
+    const ids = ops.map((o) => o.op.operationId).filter(Boolean)
+    for (const id of new Set(ids.filter((id, i) => ids.indexOf(id) !== i))) {
+      problems.push(
+        `operationId ${id} is used by ${ops
+          .filter((o) => o.op.operationId === id)
+          .map((o) => o.route)
+          .join(' and ')}`,
+      )
+    }
+    expect(problems).toEqual([])
+  })
+
+  it('each parameter, JSON body, JSON response and multipart field has an example', async () => {
+    const doc = await openapiDocument()
+    const missing: string[] = []
+    for (const { route, op } of operations(doc)) {
+      for (const p of op.parameters ?? []) {
+        if (parameterExample(p) === undefined) missing.push(`${route}: ${p.in} parameter ${p.name}`)
+      }
+      for (const { at, media } of jsonContents(op)) {
+        if (exampleOf(doc, media) === undefined) missing.push(`${route}: ${at}`)
+      }
+      // A multipart body's example is per field; a file part (format binary) has none to give.
+      const form = op.requestBody?.content['multipart/form-data']
+      for (const [name, field] of Object.entries(resolve(doc, form?.schema).properties ?? {})) {
+        if (field.format !== 'binary' && field.example === undefined) missing.push(`${route}: multipart field ${name}`)
+      }
+    }
+    expect(missing).toEqual([])
+  })
+
+  it('each example passes the zod schema the route validates or answers with', async () => {
+    const app = createApp()
+    const doc = await openapiDocument()
+    const invalid: string[] = []
+    let checked = 0
+    const check = (where: string, schema: unknown, example: unknown) => {
+      if (!(schema instanceof z.ZodType)) return // a plain JSON schema (the document itself, binary bytes)
+      checked++
+      const result = schema.safeParse(example)
+      if (!result.success) invalid.push(`${where}: ${JSON.stringify(example)} → ${result.error.message}`)
+    }
+    const zodOf = (media: unknown) => (media as { schema?: unknown } | undefined)?.schema
+    for (const def of app.openAPIRegistry.definitions) {
+      if (def.type !== 'route') continue
+      const { method, path, request, responses } = def.route
+      const op = doc.paths[path][method]
+      for (const [type, media] of Object.entries(request?.body?.content ?? {})) {
+        if (!JSON_MEDIA.test(type)) continue
+        check(`${method} ${path} body`, zodOf(media), exampleOf(doc, op.requestBody?.content[type] ?? {}))
+      }
+      for (const [status, res] of Object.entries(responses)) {
+        for (const [type, media] of Object.entries(('content' in res && res.content) || {})) {
+          if (!JSON_MEDIA.test(type)) continue
+          check(`${method} ${path} ${status}`, zodOf(media), exampleOf(doc, op.responses[status].content?.[type] ?? {}))
+        }
+      }
+      const parameterSchemas = { path: request?.params, query: request?.query, header: request?.headers }
+      for (const [at, schema] of Object.entries(parameterSchemas)) {
+        const values = (op.parameters ?? []).filter((p) => p.in === at).map((p) => [p.name, parameterExample(p)])
+        if (values.length) check(`${method} ${path} ${at} parameters`, schema, Object.fromEntries(values))
+      }
+    }
+    expect(invalid).toEqual([])
+    expect(checked).toBeGreaterThan(CHECKED_AT_LEAST)
   })
 })
