@@ -2,7 +2,7 @@
  * `npm run bench`: how close the whole removal path gets to the model's own time, and how it
  * compares with @imgly/background-removal-node on the same images, in one run:
  *   (a) floor      one bare ISNet `session.run` at 1024² (the server's session options)
- *   (b) server     the inference server's POST /v1/remove, signed, end to end (mask and cutout)
+ *   (b) server     the inference server's POST /v1/remove, signed, to its `done` frame (mask and cutout)
  *   (c) api        upload → POST /v1/removals (Prefer: wait=8) → result download, via `wrangler dev`
  *   (d) reference  `removeBackground` of @imgly/background-removal-node (model "medium", PNG)
  * Repetitions are interleaved (floor, server, api, reference per image per round) so load from
@@ -16,7 +16,15 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import { callApi, callServer, createFloor, createReference, type ApiCall, type ServerCall } from './lib/clients.js'
+import {
+  callApi,
+  callServer,
+  createFloor,
+  createReference,
+  type ApiCall,
+  type ServerCall,
+  type ServerOptions,
+} from './lib/clients.js'
 import { fixturePhoto, FIXTURE_PHOTOS, syntheticJpeg, type BenchImage } from './lib/images.js'
 import { startApi, startInference, type ApiStack } from './lib/stack.js'
 import { ratioChart } from './chart.js'
@@ -37,9 +45,9 @@ const { values: flags } = parseArgs({
 const scale = Number(flags.rounds)
 const log = (msg: string) => process.stderr.write(`${msg}\n`)
 
-const CUTOUT_QUERY = 'quality=balanced&alpha=raw&feather=0&output=cutout'
-const MASK_QUERY = 'quality=balanced&alpha=raw&feather=0&output=mask'
-const API_OPTIONS = { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' }
+const CUTOUT_OPTIONS: ServerOptions = { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' }
+const MASK_OPTIONS: ServerOptions = { ...CUTOUT_OPTIONS, output: 'mask' }
+const API_OPTIONS = CUTOUT_OPTIONS
 
 interface Samples {
   image: BenchImage
@@ -92,8 +100,8 @@ try {
   const warm = samples.find((s) => s.image.name.includes('1mp'))?.image ?? selected[0]
   log(`warm-up on ${warm.name}…`)
   for (let i = 0; i < 2; i++) await floor.run()
-  await callServer(server, warm, MASK_QUERY)
-  await callServer(server, warm, CUTOUT_QUERY)
+  await callServer(server, warm, MASK_OPTIONS)
+  await callServer(server, warm, CUTOUT_OPTIONS)
   if (api) await callApi(api, warm, API_OPTIONS)
   if (reference) await reference(warm)
 
@@ -104,8 +112,8 @@ try {
       const t0 = performance.now()
       await floor.run()
       floorTimes.push(performance.now() - t0)
-      s.mask.push(await callServer(server, s.image, MASK_QUERY))
-      s.cutout.push(await callServer(server, s.image, CUTOUT_QUERY))
+      s.mask.push(await callServer(server, s.image, MASK_OPTIONS))
+      s.cutout.push(await callServer(server, s.image, CUTOUT_OPTIONS))
       if (api) s.api.push(await callApi(api, s.image, API_OPTIONS))
       if (reference) {
         const r0 = performance.now()
@@ -148,9 +156,11 @@ const results = samples.map((s) => {
     inputBytes: s.image.bytes.length,
     server: {
       mask: stats(s.mask.map((c) => c.ms)),
+      maskFirstStage: stats(s.mask.map((c) => c.firstStageMs)),
       maskStages: stages(s.mask),
       maskBytes: s.mask[0]?.bytes,
       cutout: stats(s.cutout.map((c) => c.ms)),
+      cutoutFirstStage: stats(s.cutout.map((c) => c.firstStageMs)),
       cutoutStages: stages(s.cutout),
       cutoutBytes: s.cutout[0]?.bytes,
     },
@@ -208,7 +218,7 @@ const report = {
   machine,
   method: {
     floor: 'bare session.run at [1,3,1024,1024], fp16 ISNet, 2 intra-op threads, arena off (the server options)',
-    server: `POST /v1/remove (${MASK_QUERY} | ${CUTOUT_QUERY}), signed; time to the last response byte`,
+    server: `POST /v1/remove, options ${JSON.stringify(MASK_OPTIONS)} | ${JSON.stringify(CUTOUT_OPTIONS)} and the image as signed parts; time from signing to the done frame (the PNG read from the result output); firstStage: to the first stage frame`,
     api: `wrangler dev: upload (create, PUT, complete), POST /v1/removals Prefer: wait=8 ${JSON.stringify(API_OPTIONS)}, GET result; "removalAndDownload" excludes the upload`,
     reference:
       "@imgly/background-removal-node removeBackground(blob, { model: 'medium', output: { format: 'image/png' } }), session memoised by the package",

@@ -13,7 +13,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import { callServer } from './lib/clients.js'
+import { callServer, type ServerOptions } from './lib/clients.js'
 import { fixturePhoto, syntheticJpeg, type BenchImage } from './lib/images.js'
 import { startInference } from './lib/stack.js'
 import { machineInfo, median, RESULTS_DIR, rssOf, round } from './lib/util.js'
@@ -37,13 +37,15 @@ const images: BenchImage[] = [
   await fixturePhoto('coffee.png'),
   await fixturePhoto('chelsea.png'),
 ]
-const queries = [
-  'quality=balanced&alpha=raw&feather=0&output=cutout',
-  'quality=fast&alpha=binary&threshold=0.5&feather=1&output=mask',
-  'quality=balanced&alpha=raw&feather=2&output=cutout',
-  'quality=fast&alpha=raw&feather=0&output=cutout',
-  'quality=balanced&alpha=binary&threshold=0.3&feather=0&output=mask',
-  'quality=balanced&alpha=raw&feather=0&output=mask',
+const raw = (feather: number) => ({ mode: 'raw', feather }) as const
+const binary = (threshold: number, feather: number) => ({ mode: 'binary', threshold, feather }) as const
+const optionSets: ServerOptions[] = [
+  { quality: 'balanced', alpha: raw(0), output: 'cutout' },
+  { quality: 'fast', alpha: binary(0.5, 1), output: 'mask' },
+  { quality: 'balanced', alpha: raw(2), output: 'cutout' },
+  { quality: 'fast', alpha: raw(0), output: 'cutout' },
+  { quality: 'balanced', alpha: binary(0.3, 0), output: 'mask' },
+  { quality: 'balanced', alpha: raw(0), output: 'mask' },
 ]
 
 const MB = 2 ** 20
@@ -67,9 +69,9 @@ let failures = 0
 try {
   for (let i = 0; i < total; i++) {
     const image = images[i % images.length]
-    const query = queries[i % queries.length]
+    const options = optionSets[i % optionSets.length]
     try {
-      ms.push((await callServer(server, image, query)).ms)
+      ms.push((await callServer(server, image, options)).ms)
     } catch (err) {
       failures++
       log(`request ${i}: ${String(err).slice(0, 200)}`)
@@ -105,7 +107,7 @@ function buildReport(complete: boolean) {
       completedRequests: rss.length,
       warmup,
       images: images.map((i) => `${i.name} ${i.width}×${i.height}`),
-      queries,
+      options: optionSets,
       server:
         'inference-server/src/main.ts with its defaults (concurrency 1, 2 intra-op threads, arena off, model in a worker thread)',
       growth: 'median RSS of the first 10 % of requests after the warm-up vs the last 10 %',

@@ -1,7 +1,9 @@
 /** The four things the benchmark times, each as "process one image once". */
 import { pathToFileURL } from 'node:url'
-import { signRequest } from '../../inference-server/src/auth.js'
+import { imagePart, optionsPart, signedRequest } from '../../inference-server/src/auth.js'
 import { loadModel } from '../../inference-server/src/segmentation/model.js'
+import { FRAMES_CONTENT_TYPE, type Notice, readFrames } from '../../src/contract/frames.js'
+import type { RemoveRequest } from '../../src/contract/options.js'
 import { imgly, imglyDist, ort } from './deps.js'
 import type { BenchImage } from './images.js'
 import type { ApiStack, InferenceServer } from './stack.js'
@@ -22,33 +24,57 @@ export async function createFloor(threads = 2) {
 }
 
 export interface ServerCall {
+  /** From signing the request to the `done` frame. */
   ms: number
+  /** From signing the request to the first `stage` frame (upload, wait for a slot, decode). */
+  firstStageMs: number
+  /** The PNG's size, from the `result` output frame. */
   bytes: number
+  /** The server's own per-step milliseconds, from `done`. */
   timing: Record<string, number>
+  warnings: Notice[]
 }
 
-/** (b) The inference server's own endpoint, signed like the Worker signs it. */
-export async function callServer(server: InferenceServer, image: BenchImage, query: string): Promise<ServerCall> {
-  const path = `/v1/remove?${query}`
+/** The options of a `/v1/remove` request (`src/contract/options.ts`). */
+export type ServerOptions = RemoveRequest
+
+/**
+ * (b) The inference server's own endpoint, signed like the Worker signs it (an `options` part and
+ * an `image` part): reads the frames, the PNG out of the `result` output, and times to `done`.
+ */
+export async function callServer(
+  server: InferenceServer,
+  image: BenchImage,
+  options: ServerOptions,
+): Promise<ServerCall> {
+  const path = '/v1/remove'
+  const what = `inference ${path} ${JSON.stringify(options)} on ${image.name}`
+  // Signing (hashing the image) is counted, as the edge pays it on every call too.
   const t0 = performance.now()
-  const res = await fetch(`${server.url}${path}`, {
-    method: 'POST',
-    headers: {
-      authorization: await signRequest(server.signingKey, { method: 'POST', path, body: image.bytes }),
-      'content-type': 'application/octet-stream',
-    },
-    body: image.bytes,
-  })
-  const body = new Uint8Array(await res.arrayBuffer())
-  const ms = performance.now() - t0
-  if (res.status !== 200)
-    throw new Error(`inference ${path} on ${image.name}: ${res.status} ${new TextDecoder().decode(body)}`)
-  const timing: Record<string, number> = {}
-  for (const part of (res.headers.get('server-timing') ?? '').split(',')) {
-    const m = /^\s*(\w+);dur=([\d.]+)/.exec(part)
-    if (m) timing[m[1]] = Number(m[2])
+  const { headers, body } = await signedRequest(server.signingKey, 'POST', path, [
+    optionsPart(options),
+    imagePart(image.bytes),
+  ])
+  const res = await fetch(`${server.url}${path}`, { method: 'POST', headers, body })
+  if (res.status !== 200 || res.headers.get('content-type') !== FRAMES_CONTENT_TYPE || !res.body) {
+    throw new Error(`${what}: ${res.status} ${await res.text()}`)
   }
-  return { ms, bytes: body.length, timing }
+  let firstStageMs: number | undefined
+  let bytes: number | undefined
+  for await (const frame of readFrames(res.body)) {
+    if (frame.type === 'stage') firstStageMs ??= performance.now() - t0
+    else if (frame.type === 'output') {
+      const png = new Uint8Array(await new Response(frame.body).arrayBuffer())
+      if (frame.name === 'result') bytes = png.byteLength
+    } else if (frame.type === 'error') {
+      throw new Error(`${what}: error frame ${frame.code}: ${frame.message}`)
+    } else {
+      const ms = performance.now() - t0
+      if (bytes === undefined) throw new Error(`${what}: done without a result output`)
+      return { ms, firstStageMs: firstStageMs ?? ms, bytes, timing: frame.timings ?? {}, warnings: frame.warnings }
+    }
+  }
+  throw new Error(`${what}: the answer ended without done`)
 }
 
 export interface ApiCall {

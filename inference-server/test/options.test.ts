@@ -1,58 +1,78 @@
 import { describe, expect, it } from 'vitest'
 import { parseRemoveOptions } from '../src/options.js'
 
-const parse = (q: string) => parseRemoveOptions(new URLSearchParams(q))
+const json = (value: unknown) => new TextEncoder().encode(typeof value === 'string' ? value : JSON.stringify(value))
+const parse = (value: unknown) => parseRemoveOptions(json(value))
+const base = { quality: 'fast', alpha: { mode: 'raw', feather: 0 }, output: 'mask' }
 
 describe('parseRemoveOptions', () => {
   it('parses raw and binary options', () => {
-    expect(parse('quality=balanced&alpha=raw&feather=0&output=mask')).toEqual({
+    expect(parse({ quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'mask' })).toEqual({
       quality: 'balanced',
       alpha: { mode: 'raw', feather: 0 },
       output: 'mask',
     })
-    expect(parse('quality=high&alpha=binary&threshold=0.5&feather=2.5&output=cutout')).toEqual({
+    expect(
+      parse({ quality: 'high', alpha: { mode: 'binary', threshold: 0.5, feather: 2.5 }, output: 'cutout' }),
+    ).toEqual({
       quality: 'high',
       alpha: { mode: 'binary', threshold: 0.5, feather: 2.5 },
       output: 'cutout',
     })
   })
+
   it.each([
+    [{ ...base, quality: 'best' }, 'Invalid option: expected one of "fast"|"balanced"|"high" for quality'],
     [
-      'quality=best&alpha=raw&feather=0&output=mask',
-      /^Expected one of fast, balanced, high for quality but received best of type string$/,
+      { ...base, alpha: { mode: 'binary', threshold: 2, feather: 0 } },
+      'Too big: expected number to be <=1 for alpha.threshold',
     ],
     [
-      'quality=fast&alpha=binary&threshold=2&feather=0&output=mask',
-      /^Expected number between 0 and 1 for threshold but received 2 of type string$/,
+      { ...base, alpha: { mode: 'binary', threshold: '0.5', feather: 0 } },
+      'Invalid input: expected number, received string for alpha.threshold',
     ],
     [
-      'quality=fast&alpha=binary&feather=0&output=mask',
-      /^Expected number between 0 and 1 for threshold but received undefined of type undefined$/,
+      { ...base, alpha: { mode: 'binary', feather: 0 } },
+      'Invalid input: expected number, received undefined for alpha.threshold',
     ],
-    ['quality=fast&alpha=raw&threshold=0.5&feather=0&output=mask', /^Expected no threshold for alpha raw/],
-    ['quality=fast&alpha=raw&feather=5&output=mask', /^Expected number between 0 and 4 for feather but received 5/],
+    [{ ...base, alpha: { mode: 'raw', threshold: 0.5, feather: 0 } }, 'Unknown option threshold: options are strict'],
+    [{ ...base, alpha: { mode: 'raw', feather: 5 } }, 'Too big: expected number to be <=4 for alpha.feather'],
+    [{ ...base, alpha: { mode: 'raw', feather: -1 } }, 'Too small: expected number to be >=0 for alpha.feather'],
     [
-      'quality=fast&alpha=raw&feather=&output=mask',
-      /^Expected number between 0 and 4 for feather but received {2}of type string$/,
+      { ...base, alpha: { mode: 'soft', feather: 0 } },
+      "Invalid discriminator value. Expected 'raw' | 'binary' for alpha.mode",
     ],
-    ['quality=fast&alpha=raw&feather=0&output=png', /^Expected one of mask, cutout for output/],
-    ['quality=fast&alpha=raw&feather=0&output=mask&format=png', /^Unknown parameter format$/],
-    ['quality=fast&quality=high&alpha=raw&feather=0&output=mask', /^Expected one value for quality/],
-  ])('rejects %s', (q, message) => {
-    expect(() => parse(q)).toThrow(message)
+    [{ ...base, output: 'png' }, 'Invalid option: expected one of "mask"|"cutout" for output'],
+    [{ ...base, format: 'png' }, 'Unknown option format: options are strict'],
+    [{ ...base, format: 'png', size: 'full' }, 'Unknown option format, size: options are strict'],
+    [{ quality: 'fast', output: 'mask' }, 'Invalid input: expected object, received undefined for alpha'],
+    [[base], 'Invalid input: expected object, received array'],
+    ['quality=fast&alpha=raw&feather=0&output=mask', 'Expected the options part to be JSON'],
+  ])('rejects %j', (value, message) => {
+    expect(() => parse(value)).toThrow(message)
     try {
-      parse(q)
+      parse(value)
     } catch (err) {
-      expect(err).toMatchObject({ code: 'invalid_input', status: 400, retryable: false })
+      expect(err).toMatchObject({ code: 'invalid_input', status: 400, retryable: false, message })
     }
+  })
+
+  it('refuses a request without an options part', () => {
+    expect(() => parseRemoveOptions(undefined)).toThrow(/^Expected an options part$/)
   })
 })
 
 describe('maxPixels', () => {
-  it('accepts a pixel budget and refuses one out of range', () => {
-    expect(parse('quality=fast&alpha=raw&feather=0&output=cutout&maxPixels=250000')).toMatchObject({
-      maxPixels: 250000,
-    })
-    expect(() => parse('quality=fast&alpha=raw&feather=0&output=cutout&maxPixels=10')).toThrow(/maxPixels/)
+  it('accepts a pixel budget and refuses one out of range or fractional', () => {
+    expect(parse({ ...base, output: 'cutout', maxPixels: 250_000 })).toMatchObject({ maxPixels: 250_000 })
+    expect(parse({ ...base, maxPixels: 1024 })).toMatchObject({ maxPixels: 1024 })
+    expect(parse({ ...base, maxPixels: 25_000_000 })).toMatchObject({ maxPixels: 25_000_000 })
+    expect(() => parse({ ...base, maxPixels: 10 })).toThrow('Too small: expected number to be >=1024 for maxPixels')
+    expect(() => parse({ ...base, maxPixels: 25_000_001 })).toThrow(
+      'Too big: expected number to be <=25000000 for maxPixels',
+    )
+    expect(() => parse({ ...base, maxPixels: 250_000.5 })).toThrow(
+      'Invalid input: expected int, received number for maxPixels',
+    )
   })
 })

@@ -34,12 +34,16 @@ describe('ISNet segmentation', () => {
   it('cuts the astronaut out: opaque on the face, transparent in the top-left corner', async () => {
     const bytes = await fixture('astronaut.png')
     const started = performance.now()
-    const { png, width, height, timings } = await removeBackground(segmenter, bytes, {
-      quality: 'balanced',
-      alpha: { mode: 'raw', feather: 0 },
-      output: 'cutout',
-    })
+    const stages: string[] = []
+    const { png, width, height, timings, warnings } = await removeBackground(
+      segmenter,
+      bytes,
+      { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' },
+      (stage) => stages.push(stage),
+    )
     console.log(`astronaut cutout in ${(performance.now() - started).toFixed(0)} ms`, timings)
+    expect(stages).toEqual(['segmenting', 'refining', 'rendering'])
+    expect(warnings).toEqual([])
     expect([width, height]).toEqual([512, 512])
     const cutout = await rawPng(png)
     expect(cutout).toMatchObject({ width: 512, height: 512, channels: 4 })
