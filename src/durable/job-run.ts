@@ -171,6 +171,7 @@ export class JobRun extends DurableObject<Env> {
       if (!(err instanceof SourceMissing)) throw err
       return this.#finish(state, 'failed', { code: 'processing_failed', message: err.message })
     }
+    if (this.#endedElsewhere()) throw new JobEnded() // canceled while the parts were read: send nothing
     const abort = new AbortController()
     this.#abort = abort
     let outcome: CallOutcome
