@@ -45,7 +45,10 @@ export default defineConfig(async () => ({
     globalSetup: ['./test/helpers/global-setup.ts'],
     // Files share one inference server whose proxy some tests switch off: run them one at a time.
     fileParallelism: false,
-    testTimeout: 60_000,
+    // Budgets hold on a machine four times slower than this 2-core box (test/worker/helpers.ts,
+    // `testBudget`): this default covers a test with up to two model runs; tests with more set
+    // their own. Deadlines inside tests are shorter, so a stuck job fails with its state.
+    testTimeout: 180_000,
     hookTimeout: 120_000,
   },
 }))

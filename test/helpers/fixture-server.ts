@@ -130,15 +130,11 @@ export function startFixtureServer(port: number, proxy: InferenceProxy): Promise
       })
       return
     }
-    if (url.pathname === '/control/inference' && req.method === 'POST') {
-      proxy.mode = (url.searchParams.get('mode') ?? 'normal') as ProxyMode
-      if (url.searchParams.has('reset')) proxy.removeCalls = 0
-      res.writeHead(200, { 'content-type': 'application/json' })
-      return res.end(JSON.stringify({ mode: proxy.mode, removeCalls: proxy.removeCalls }))
-    }
     if (url.pathname === '/control/inference') {
+      // POST switches the proxy's mode (and resets its counters); GET reads them.
+      if (req.method === 'POST') proxy.setMode((url.searchParams.get('mode') ?? 'normal') as ProxyMode)
       res.writeHead(200, { 'content-type': 'application/json' })
-      return res.end(JSON.stringify({ mode: proxy.mode, removeCalls: proxy.removeCalls }))
+      return res.end(JSON.stringify(proxy.stats()))
     }
     res.writeHead(404)
     res.end()
