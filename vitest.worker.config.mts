@@ -1,6 +1,12 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers'
 import { defineConfig } from 'vitest/config'
 import { freePort, TEST_SIGNING_KEYS } from './test/helpers/ports.mjs'
+import { hideExpectedWorkerdLogs } from './test/helpers/workerd-logs.mjs'
+
+hideExpectedWorkerdLogs()
+// Wrangler reads wrangler.toml for the pool; at its default level it also says, for every test
+// file, that it found the .dev.vars `npm start` writes (the bindings below override all of them).
+process.env.WRANGLER_LOG ??= 'warn'
 
 // The inference server and a fixture HTTP server run in Node (globalSetup) on 127.0.0.1;
 // the Worker under test reaches them over real HTTP. Ports are picked here so the bindings
@@ -50,5 +56,7 @@ export default defineConfig(async () => ({
     // their own. Deadlines inside tests are shorter, so a stuck job fails with its state.
     testTimeout: 180_000,
     hookTimeout: 120_000,
+    // Console output of passing tests is noise; a failing test's is printed with its error.
+    silent: 'passed-only' as const,
   },
 }))

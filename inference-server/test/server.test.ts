@@ -93,11 +93,7 @@ describe('HTTP server with the real model, end to end on 127.0.0.1', () => {
   })
 
   it('returns a 1-channel mask PNG with the protocol headers', async () => {
-    const started = performance.now()
     const res = await post(server.url, REMOVE, await fixture('astronaut.png'))
-    console.log(
-      `astronaut mask over HTTP in ${(performance.now() - started).toFixed(0)} ms; Server-Timing: ${res.headers.get('server-timing')}`,
-    )
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toBe('image/png')
     expect(res.headers.get('x-model-version')).toBe('isnet-general@1.4.5+fp16')
