@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
-  test: { include: ['test/contract/**/*.test.ts'], environment: 'node' },
+  test: { include: ['test/contract/**/*.test.ts'], environment: 'node', silent: 'passed-only' },
 })

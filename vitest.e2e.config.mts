@@ -9,5 +9,7 @@ export default defineConfig({
     fileParallelism: false,
     testTimeout: 120_000,
     hookTimeout: 420_000,
+    // Console output of passing tests is noise; a failing test's is printed with its error.
+    silent: 'passed-only',
   },
 })

@@ -1,6 +1,12 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers'
 import { defineConfig } from 'vitest/config'
 import { freePort, TEST_SIGNING_KEYS } from './test/helpers/ports.mjs'
+import { hideExpectedWorkerdLogs } from './test/helpers/workerd-logs.mjs'
+
+hideExpectedWorkerdLogs()
+// Wrangler reads wrangler.toml for the pool; at its default level it also says, for every test
+// file, that it found the .dev.vars `npm start` writes (the bindings below override all of them).
+process.env.WRANGLER_LOG ??= 'warn'
 
 // The inference server, a fixture HTTP server and a DNS-over-HTTPS server run in Node
 // (globalSetup) on 127.0.0.1; the Worker under test reaches them over real HTTP. Ports are picked
@@ -49,7 +55,12 @@ export default defineConfig(async () => ({
     globalSetup: ['./test/helpers/global-setup.ts'],
     // Files share one inference server whose proxy some tests switch off: run them one at a time.
     fileParallelism: false,
-    testTimeout: 60_000,
+    // Budgets hold on a machine four times slower than this 2-core box (test/worker/helpers.ts,
+    // `testBudget`): this default covers a test with up to two model runs; tests with more set
+    // their own. Deadlines inside tests are shorter, so a stuck job fails with its state.
+    testTimeout: 180_000,
     hookTimeout: 120_000,
+    // Console output of passing tests is noise; a failing test's is printed with its error.
+    silent: 'passed-only' as const,
   },
 }))

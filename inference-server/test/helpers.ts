@@ -136,3 +136,23 @@ export const removeParts = (image: Uint8Array, options: unknown = MASK_OPTIONS):
   optionsPart(options),
   imagePart(image),
 ]
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * Polls `probe` until it returns something truthy. For states a test waits on: how long they take
+ * depends on the machine, so the deadline is generous and only reached when something is stuck.
+ */
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await probe()
+    if (value) return value
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await sleep(20)
+  }
+}

@@ -115,20 +115,14 @@ export function startFixtureServer(port: number, proxy: InferenceProxy): Promise
       return
     }
     if (url.pathname === '/control/inference/release' && req.method === 'POST') {
-      const held = proxy.held.splice(0)
-      for (const release of held) release()
       res.writeHead(200, { 'content-type': 'application/json' })
-      return res.end(JSON.stringify({ released: held.length }))
-    }
-    if (url.pathname === '/control/inference' && req.method === 'POST') {
-      proxy.mode = (url.searchParams.get('mode') ?? 'normal') as ProxyMode
-      if (url.searchParams.has('reset')) proxy.removeCalls = 0
-      res.writeHead(200, { 'content-type': 'application/json' })
-      return res.end(JSON.stringify({ mode: proxy.mode, removeCalls: proxy.removeCalls, held: proxy.held.length }))
+      return res.end(JSON.stringify({ released: proxy.releaseHeld() }))
     }
     if (url.pathname === '/control/inference') {
+      // POST switches the proxy's mode (and resets its counters); GET reads them.
+      if (req.method === 'POST') proxy.setMode((url.searchParams.get('mode') ?? 'normal') as ProxyMode)
       res.writeHead(200, { 'content-type': 'application/json' })
-      return res.end(JSON.stringify({ mode: proxy.mode, removeCalls: proxy.removeCalls, held: proxy.held.length }))
+      return res.end(JSON.stringify(proxy.stats()))
     }
     res.writeHead(404)
     res.end()

@@ -20,14 +20,20 @@ export async function startInferenceServer(
   signingKey: string,
   env: Record<string, string> = TEST_INFERENCE_LIMITS,
 ): Promise<ChildProcess> {
+  // Its stdout says only that it started and stopped: kept, and shown if it fails to start.
+  // Its stderr (errors) goes straight to the test run's.
   const child = spawn(process.execPath, ['--import', 'tsx', 'inference-server/src/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', INFERENCE_SIGNING_KEY: signingKey },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  let stdout = ''
+  child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+    stdout = (stdout + d).slice(-10_000)
   })
   const deadline = Date.now() + READY_TIMEOUT_MS
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`inference server exited with ${child.exitCode}`)
+    if (child.exitCode !== null) throw new Error(`inference server exited with ${child.exitCode}:\n${stdout}`)
     try {
       const res = await fetch(`http://127.0.0.1:${port}/health/ready`)
       if (res.ok) return child
@@ -37,7 +43,7 @@ export async function startInferenceServer(
     await new Promise((r) => setTimeout(r, 250))
   }
   child.kill('SIGKILL')
-  throw new Error('inference server did not become ready in time')
+  throw new Error(`inference server did not become ready in time:\n${stdout}`)
 }
 
 export function stopProcess(child: ChildProcess): Promise<void> {

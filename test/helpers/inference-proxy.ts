@@ -1,28 +1,43 @@
 /**
  * A real HTTP proxy in front of the real inference server, used by the Worker tests to make the
- * inference server unreachable, saturated, or die in the middle of a removal, on demand.
+ * inference server unreachable, saturated, die in the middle of a removal, or hold a removal in
+ * flight until the Worker gives up on it, on demand.
  */
-import { createServer, request, type Server } from 'node:http'
+import { createServer, request, type Server, type ServerResponse } from 'node:http'
 
-export type ProxyMode = 'normal' | 'down' | 'die-on-remove' | 'saturated' | 'hold-output'
+export type ProxyMode = 'normal' | 'down' | 'die-on-remove' | 'saturated' | 'hold-remove' | 'hold-output'
 
 /** Where an answer's first output frame begins (docs/inference-protocol.md). */
 const OUTPUT_FRAME = Buffer.from('{"type":"output"')
 
-export interface InferenceProxy {
-  server: Server
+export interface ProxyStats {
   mode: ProxyMode
   /** Removal requests that reached the proxy, whatever happened to them. */
   removeCalls: number
+  /** Readiness checks and removals answered "saturated" (503 + Retry-After). */
+  saturatedAnswers: number
+  /** Removals held unanswered ('hold-remove'). */
+  heldCalls: number
+  /** Held removals whose client went away before an answer: the Worker aborted the call. */
+  abortedCalls: number
   /**
-   * In `hold-output` mode, answers whose frames before the first output were forwarded and whose
-   * output and end are held back until `releaseHeld()`: the inference call is still in flight.
+   * 'hold-output': answers forwarded up to their first output frame whose output and end wait for
+   * `releaseHeld()`; until then the Worker's inference call is still in flight.
    */
-  held: Array<() => void>
+  held: number
 }
 
-/** Forwards an answer's frames up to its first output, and the rest only when released. */
-function holdAtOutput(proxy: InferenceProxy, up: NodeJS.ReadableStream, res: import('node:http').ServerResponse) {
+export interface InferenceProxy extends ProxyStats {
+  server: Server
+  /** Switches the mode and resets the counters; held removals are dropped. */
+  setMode(mode: ProxyMode): void
+  stats(): ProxyStats
+  /** Lets every answer held at its output go on; returns how many there were. */
+  releaseHeld(): number
+}
+
+/** Forwards an answer's frames up to its first output, and the rest only once released. */
+function holdAtOutput(up: NodeJS.ReadableStream, res: ServerResponse, hold: (release: () => void) => void) {
   let pending = Buffer.alloc(0)
   let holding = false
   let ended = false
@@ -47,7 +62,7 @@ function holdAtOutput(proxy: InferenceProxy, up: NodeJS.ReadableStream, res: imp
     res.write(pending.subarray(0, at))
     pending = pending.subarray(at)
     holding = true
-    proxy.held.push(() => {
+    hold(() => {
       released = true
       flushAll()
     })
@@ -59,7 +74,37 @@ function holdAtOutput(proxy: InferenceProxy, up: NodeJS.ReadableStream, res: imp
 }
 
 export function startInferenceProxy(port: number, upstreamPort: number): Promise<InferenceProxy> {
-  const proxy: InferenceProxy = { server: undefined as unknown as Server, mode: 'normal', removeCalls: 0, held: [] }
+  const held = new Set<ServerResponse>()
+  let heldAtOutput: Array<() => void> = []
+  const proxy: InferenceProxy = {
+    server: undefined as unknown as Server,
+    mode: 'normal',
+    removeCalls: 0,
+    saturatedAnswers: 0,
+    heldCalls: 0,
+    abortedCalls: 0,
+    setMode(mode) {
+      for (const res of held) res.destroy()
+      held.clear()
+      proxy.releaseHeld()
+      Object.assign(proxy, { mode, removeCalls: 0, saturatedAnswers: 0, heldCalls: 0, abortedCalls: 0 })
+    },
+    stats: () => ({
+      mode: proxy.mode,
+      removeCalls: proxy.removeCalls,
+      saturatedAnswers: proxy.saturatedAnswers,
+      heldCalls: proxy.heldCalls,
+      abortedCalls: proxy.abortedCalls,
+      held: heldAtOutput.length,
+    }),
+    releaseHeld() {
+      const releases = heldAtOutput
+      heldAtOutput = []
+      for (const release of releases) release()
+      return releases.length
+    },
+    held: 0,
+  }
   proxy.server = createServer((req, res) => {
     const isRemove = req.url?.startsWith('/v1/remove') ?? false
     if (isRemove) proxy.removeCalls += 1
@@ -70,7 +115,18 @@ export function startInferenceProxy(port: number, upstreamPort: number): Promise
       req.once('end', () => req.socket.destroy())
       return
     }
+    if (proxy.mode === 'hold-remove' && isRemove) {
+      // Take the upload and answer nothing, like a server busy with a long run.
+      proxy.heldCalls += 1
+      held.add(res)
+      req.resume()
+      res.once('close', () => {
+        if (held.delete(res) && !res.writableEnded) proxy.abortedCalls += 1
+      })
+      return
+    }
     if (proxy.mode === 'saturated' && (isRemove || req.url === '/health/ready')) {
+      proxy.saturatedAnswers += 1
       req.resume()
       res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' })
       const body = isRemove
@@ -82,7 +138,9 @@ export function startInferenceProxy(port: number, upstreamPort: number): Promise
       { host: '127.0.0.1', port: upstreamPort, method: req.method, path: req.url, headers: req.headers },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers)
-        if (proxy.mode === 'hold-output' && isRemove && up.statusCode === 200) return holdAtOutput(proxy, up, res)
+        if (proxy.mode === 'hold-output' && isRemove && up.statusCode === 200) {
+          return holdAtOutput(up, res, (release) => heldAtOutput.push(release))
+        }
         up.pipe(res)
       },
     )

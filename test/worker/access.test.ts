@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { env } from 'cloudflare:test'
 import { PUBLIC_ROUTES, ROUTE_ACCESS, SPECIAL_ROUTES, type RouteAccess, type RouteKey } from '../../src/services/access'
 import { SCOPES, type Scope } from '../../src/services/auth'
-import { api, expectProblem, seedWorkspace } from './helpers'
+import { api, expectProblem, seedWorkspace, startOfRateWindow } from './helpers'
 
 type Doc = { paths: Record<string, Record<string, unknown>> }
 
@@ -77,6 +77,7 @@ describe('rate limits', () => {
   it('a workspace past its limit gets 429 with Retry-After; headers count down', async () => {
     const { key, workspaceId } = await seedWorkspace()
     await env.DB.prepare('UPDATE workspaces SET rate_limit_per_minute = 5 WHERE id = ?').bind(workspaceId).run()
+    await startOfRateWindow()
     const remaining: string[] = []
     for (let i = 0; i < 5; i++) {
       const res = await api('/v1/usage', { key })
@@ -97,6 +98,7 @@ describe('rate limits', () => {
 
   it('an anonymous burst past the per-IP limit gets 429', async () => {
     const ip = `192.0.2.${1 + Math.floor(Math.random() * 250)}`
+    await startOfRateWindow()
     const statuses: number[] = []
     for (let i = 0; i < 61; i++)
       statuses.push((await api('/health/live', { headers: { 'cf-connecting-ip': ip } })).status)

@@ -20,7 +20,7 @@ const createKey = (key: string, json?: unknown) => api('/v1/api-keys', { method:
 const listKeys = async (key: string) => ((await (await api('/v1/api-keys', { key })).json()) as { keys: Key[] }).keys
 const deleteKey = (key: string, id: string) => api(`/v1/api-keys/${id}`, { method: 'DELETE', key })
 
-async function waitForLastUsed(id: string, not: string | null, timeoutMs = 5000): Promise<string> {
+async function waitForLastUsed(id: string, not: string | null, timeoutMs = 30_000): Promise<string> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const row = await env.DB.prepare('SELECT last_used_at FROM api_keys WHERE id = ?')
@@ -168,7 +168,8 @@ describe('lastUsedAt', () => {
     expect(created.lastUsedAt).toBeNull()
     await api('/v1/jobs', { key: created.value })
     const first = await waitForLastUsed(created.id, null)
-    expect(Math.abs(Date.parse(first) - Date.now())).toBeLessThan(10_000)
+    // The time of that use: now, give or take how long the write took to show (a busy machine).
+    expect(Math.abs(Date.parse(first) - Date.now())).toBeLessThan(60_000)
     await api('/v1/jobs', { key: created.value })
     await api('/v1/jobs', { key: created.value })
     await new Promise((r) => setTimeout(r, 200))

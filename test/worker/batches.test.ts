@@ -4,10 +4,14 @@ import {
   api,
   expectProblem,
   fixtureBytes,
+  modelBudget,
   RAW_CUTOUT,
   seedWorkspace,
+  sleep,
+  testBudget,
   uploadImage,
   usage,
+  waitFor,
   waitForStatus,
 } from './helpers'
 
@@ -22,13 +26,16 @@ function postBatch(key: string, body: unknown, idempotencyKey: string = crypto.r
   return api('/v1/batches', { method: 'POST', key, json: body, headers: { 'idempotency-key': idempotencyKey } })
 }
 
-async function waitForBatch(key: string, id: string, timeoutMs = 120_000): Promise<Batch> {
+async function waitForBatch(key: string, id: string, timeoutMs: number): Promise<Batch> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const batch = (await (await api(`/v1/batches/${id}`, { key })).json()) as Batch
     if (batch.status === 'complete') return batch
-    if (Date.now() > deadline) throw new Error(`batch ${id} still processing`)
-    await new Promise((r) => setTimeout(r, 200))
+    if (Date.now() > deadline) {
+      const states = batch.jobs.map((j) => j.status).join(', ')
+      throw new Error(`batch ${id} still ${batch.status} after ${timeoutMs} ms: ${states}`)
+    }
+    await sleep(200)
   }
 }
 
@@ -97,10 +104,13 @@ describe('POST /v1/batches', () => {
       409,
       'idempotency_conflict',
     )
-    await waitForBatch(key, a.id)
+    const done = await waitForBatch(key, a.id, modelBudget(2))
+    expect(done.jobs.map((j) => j.status)).toEqual(['succeeded', 'succeeded'])
   })
 
-  it('runs every job, completes, and keeps successes when a child ends otherwise', async () => {
+  it('runs every job, completes, and keeps successes when a child ends otherwise', {
+    timeout: testBudget(3),
+  }, async () => {
     const { key } = await seedWorkspace({ credits: 10 })
     const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
     const res = await postBatch(key, { uploadIds: Array(4).fill(upload.id), options: RAW_CUTOUT })
@@ -110,7 +120,7 @@ describe('POST /v1/batches', () => {
     // Cancel the last child while it still waits for a slot (the slot limit is 2 in tests).
     const last = batch.jobs[3]
     expect((await api(`/v1/jobs/${last.id}`, { method: 'DELETE', key })).status).toBe(200)
-    const done = await waitForBatch(key, batch.id)
+    const done = await waitForBatch(key, batch.id, modelBudget(3))
     expect(done.jobs.map((j) => j.status).sort()).toEqual(['canceled', 'succeeded', 'succeeded', 'succeeded'])
     const listed = (await (await api(`/v1/jobs?batchId=${batch.id}`, { key })).json()) as { jobs: unknown[] }
     expect(listed.jobs).toHaveLength(4)
@@ -121,7 +131,9 @@ describe('POST /v1/batches', () => {
 })
 
 describe('fair scheduling', () => {
-  it('with 2 slots per workspace, B’s single job starts before A’s 20-job batch finishes', async () => {
+  it('with 2 slots per workspace, B’s single job starts before A’s 20-job batch finishes', {
+    timeout: testBudget(21),
+  }, async () => {
     const a = await seedWorkspace({ credits: 20 })
     const b = await seedWorkspace({ credits: 1 })
     const uploadA = await uploadImage(a.key, await fixtureBytes('astronaut.png'))
@@ -129,27 +141,40 @@ describe('fair scheduling', () => {
     const batch = (await (
       await postBatch(a.key, { uploadIds: Array(20).fill(uploadA.id), options: RAW_CUTOUT })
     ).json()) as Batch
-    await new Promise((r) => setTimeout(r, 300))
-    const snapshot = await env.WORKSPACE.get(env.WORKSPACE.idFromName(a.workspaceId)).snapshot()
-    expect(snapshot.running.length).toBeLessThanOrEqual(2)
-    const resB = await api('/v1/removals', {
-      method: 'POST',
-      key: b.key,
-      json: { uploadId: uploadB.id, options: RAW_CUTOUT },
-      headers: { 'idempotency-key': crypto.randomUUID() },
-    })
-    expect(resB.status, await resB.clone().text()).toBe(202)
-    const jobB = (await resB.json()) as { id: string }
-    const finishedB = (await waitForStatus(b.key, jobB.id, ['succeeded', 'failed'], 120_000)) as {
-      status: string
-      startedAt: string
+    // Watch A's slots for the whole run: never more than 2 running.
+    const slots = env.WORKSPACE.get(env.WORKSPACE.idFromName(a.workspaceId))
+    let watching = true
+    let mostRunning = 0
+    const watcher = (async () => {
+      while (watching) {
+        mostRunning = Math.max(mostRunning, (await slots.snapshot()).running.length)
+        await sleep(100)
+      }
+    })()
+    try {
+      // B comes once A's batch holds both of its slots, with 18 of its jobs waiting.
+      await waitFor(async () => (await slots.snapshot()).running.length === 2, "A's batch to fill its 2 slots")
+      const resB = await api('/v1/removals', {
+        method: 'POST',
+        key: b.key,
+        json: { uploadId: uploadB.id, options: RAW_CUTOUT },
+        headers: { 'idempotency-key': crypto.randomUUID() },
+      })
+      expect(resB.status, await resB.clone().text()).toBe(202)
+      const jobB = (await resB.json()) as { id: string }
+      // B waits at most for the runs already at the inference server (one runs, two may queue).
+      const finishedB = await waitForStatus(b.key, jobB.id, ['succeeded', 'failed'], modelBudget(3))
+      expect(finishedB.status).toBe('succeeded')
+      const done = await waitForBatch(a.key, batch.id, modelBudget(21))
+      const lastA = Math.max(...done.jobs.map((j) => Date.parse(j.completedAt!)))
+      expect(Date.parse(finishedB.startedAt!)).toBeLessThan(lastA)
+      const startedAfterB = done.jobs.filter((j) => Date.parse(j.startedAt!) > Date.parse(finishedB.startedAt!))
+      expect(startedAfterB.length).toBeGreaterThan(10)
+      expect(await usage(a.key)).toMatchObject({ held: 0, used: 20 })
+    } finally {
+      watching = false
+      await watcher
     }
-    expect(finishedB.status).toBe('succeeded')
-    const done = await waitForBatch(a.key, batch.id, 300_000)
-    const lastA = Math.max(...done.jobs.map((j) => Date.parse(j.completedAt!)))
-    expect(Date.parse(finishedB.startedAt)).toBeLessThan(lastA)
-    const startedAfterB = done.jobs.filter((j) => Date.parse(j.startedAt!) > Date.parse(finishedB.startedAt))
-    expect(startedAfterB.length).toBeGreaterThan(10)
-    expect(await usage(a.key)).toMatchObject({ held: 0, used: 20 })
-  }, 400_000)
+    expect(mostRunning).toBe(2)
+  })
 })

@@ -3,11 +3,13 @@ import {
   expectProblem,
   fixtureBytes,
   RAW_CUTOUT,
+  modelBudget,
   removal,
   seedWorkspace,
+  testBudget,
   uploadImage,
   usage,
-  waitForStatus,
+  waitForJobs,
 } from './helpers'
 
 describe('credits', () => {
@@ -19,7 +21,9 @@ describe('credits', () => {
     expect(await usage(key)).toMatchObject({ limit: 0, held: 0, used: 0, available: 0 })
   })
 
-  it('20 concurrent removals against 10 credits: exactly 10 accepted, then held 0 and used 10', async () => {
+  it('20 concurrent removals against 10 credits: exactly 10 accepted, then held 0 and used 10', {
+    timeout: testBudget(10),
+  }, async () => {
     const { key } = await seedWorkspace({ credits: 10 })
     const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
     const responses = await Promise.all(
@@ -34,9 +38,9 @@ describe('credits', () => {
     )
     const during = await usage(key)
     expect(during.held + during.used).toBe(10)
-    for (const job of accepted) {
-      expect((await waitForStatus(key, job.id, ['succeeded', 'failed', 'canceled'], 120_000)).status).toBe('succeeded')
-    }
+    const ids = accepted.map((j) => j.id)
+    const ended = await waitForJobs(key, ids, modelBudget(10))
+    expect(ended.map((j) => j.status)).toEqual(Array(10).fill('succeeded'))
     expect(await usage(key)).toMatchObject({ held: 0, used: 10, available: 0 })
-  }, 180_000)
+  })
 })

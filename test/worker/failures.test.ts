@@ -8,8 +8,10 @@ import {
   removal,
   seedWorkspace,
   setInferenceMode,
+  TERMINAL,
   uploadImage,
   usage,
+  waitFor,
   waitForStatus,
 } from './helpers'
 
@@ -39,7 +41,7 @@ describe('when the inference server is unavailable', () => {
     const res = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })
     expect(res.status).toBe(202)
     const job = (await res.json()) as { id: string }
-    const final = await waitForStatus(key, job.id, ['failed', 'succeeded', 'canceled'])
+    const final = await waitForStatus(key, job.id, TERMINAL)
     expect(final).toMatchObject({ status: 'failed', error: { code: 'processor_unavailable' }, result: null })
     expect((await inferenceStats()).removeCalls).toBe(3)
     expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 5 })
@@ -52,10 +54,11 @@ describe('when the inference server is unavailable', () => {
     const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
     await setInferenceMode('saturated')
     const job = (await (await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })).json()) as { id: string }
-    await new Promise((r) => setTimeout(r, 500))
+    // Told "saturated" again and again (accept's own readiness check was the first), it stays queued.
+    await waitFor(async () => (await inferenceStats()).saturatedAnswers >= 4, 'the job to be told saturated')
     expect(await (await api(`/v1/jobs/${job.id}`, { key })).json()).toMatchObject({ status: 'queued' })
     await setInferenceMode('normal')
-    const final = await waitForStatus(key, job.id, ['failed', 'succeeded', 'canceled'])
+    const final = await waitForStatus(key, job.id, TERMINAL)
     expect(final.status).toBe('succeeded')
     expect(await usage(key)).toMatchObject({ held: 0, used: 1 })
   })

@@ -8,6 +8,37 @@ import { mintApiKey, SCOPES, type Scope } from '../../src/services/auth'
 
 export const BASE = 'https://api.test'
 
+/**
+ * Time budgets. One removal through the real model takes 1–3 s end to end on this 2-core box,
+ * up to ~8 s when other work shares the cores. Budgets hold on a machine four times slower than
+ * that: a busy machine makes a test slower, never red. A deadline is reached only when something
+ * is stuck, and then the test fails with the state it was waiting on.
+ */
+export const MODEL_RUN_MS = 30_000
+/** How long `runs` model runs one after another may take, with room for everything around them. */
+export const modelBudget = (runs: number) => 60_000 + runs * MODEL_RUN_MS
+/** A test's own timeout: past its deadlines, so those fail first with a useful message. */
+export const testBudget = (runs: number) => modelBudget(runs) + 60_000
+
+export const TERMINAL = ['succeeded', 'failed', 'canceled']
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** Polls `probe` until it returns something truthy, or fails naming `what` after `timeoutMs`. */
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined | null | false>,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await probe()
+    if (value) return value
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await sleep(50)
+  }
+}
+
 export const RAW_CUTOUT = { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' } as const
 export const BINARY_MASK = {
   quality: 'fast',
@@ -86,19 +117,34 @@ export async function fixtureBytes(name: string): Promise<Uint8Array> {
   return new Uint8Array(await res.arrayBuffer())
 }
 
-export async function setInferenceMode(mode: 'normal' | 'down' | 'die-on-remove' | 'saturated' | 'hold-output') {
-  const res = await fetch(`${env.FIXTURE_ORIGIN}/control/inference?mode=${mode}&reset=1`, { method: 'POST' })
-  return (await res.json()) as { mode: string; removeCalls: number }
+/** What the test proxy in front of the inference server has seen since its mode was last set. */
+export interface ProxyStats {
+  mode: string
+  removeCalls: number
+  saturatedAnswers: number
+  heldCalls: number
+  abortedCalls: number
+  /** Answers held at their output ('hold-output'). */
+  held: number
+}
+
+/**
+ * Switches the test proxy in front of the inference server (test/helpers/inference-proxy.ts) and
+ * resets its counters. 'hold-remove' takes removals and never answers them;
+ * 'hold-output' forwards an answer up to its output and holds the rest until released.
+ */
+export async function setInferenceMode(
+  mode: 'normal' | 'down' | 'die-on-remove' | 'saturated' | 'hold-remove' | 'hold-output',
+) {
+  const res = await fetch(`${env.FIXTURE_ORIGIN}/control/inference?mode=${mode}`, { method: 'POST' })
+  return (await res.json()) as ProxyStats
 }
 
 export async function inferenceStats() {
-  return (await (await fetch(`${env.FIXTURE_ORIGIN}/control/inference`)).json()) as {
-    removeCalls: number
-    held: number
-  }
+  return (await (await fetch(`${env.FIXTURE_ORIGIN}/control/inference`)).json()) as ProxyStats
 }
 
-/** Lets every answer the proxy holds (mode `hold-output`) go on to its output and end. */
+/** Lets every answer the proxy holds (mode 'hold-output') go on to its output and end. */
 export async function releaseHeldAnswers(): Promise<number> {
   const res = await fetch(`${env.FIXTURE_ORIGIN}/control/inference/release`, { method: 'POST' })
   return ((await res.json()) as { released: number }).released
@@ -158,12 +204,77 @@ export async function expectProblem(res: Response, status: number, code: string,
   return body
 }
 
-export async function waitForStatus(key: string, jobId: string, statuses: string[], timeoutMs = 30_000) {
+export type JobView = {
+  id: string
+  status: string
+  stage: string
+  startedAt?: string | null
+  completedAt?: string | null
+  result: { url: string; contentType: string } | null
+  error: { code: string; message: string } | null
+  [k: string]: unknown
+}
+
+/** Polls GET /v1/jobs/{id} until the job is in one of `statuses`. */
+export async function waitForStatus(key: string, jobId: string, statuses: string[], timeoutMs = modelBudget(1)) {
   const deadline = Date.now() + timeoutMs
   for (;;) {
-    const job = (await (await api(`/v1/jobs/${jobId}`, { key })).json()) as { status: string; [k: string]: unknown }
+    const job = (await (await api(`/v1/jobs/${jobId}`, { key })).json()) as JobView
     if (statuses.includes(job.status)) return job
-    if (Date.now() > deadline) throw new Error(`job ${jobId} still ${job.status}`)
-    await new Promise((r) => setTimeout(r, 100))
+    if (Date.now() > deadline) {
+      throw new Error(`job ${jobId} still ${job.status} (${job.stage}) after ${timeoutMs} ms: ${JSON.stringify(job)}`)
+    }
+    await sleep(100)
   }
+}
+
+/** Waits for every job to end, within one deadline for them all; returns them in order. */
+export async function waitForJobs(key: string | ((i: number) => string), ids: string[], timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs
+  const jobs: JobView[] = []
+  for (const [i, id] of ids.entries()) {
+    const k = typeof key === 'string' ? key : key(i)
+    jobs.push(await waitForStatus(k, id, TERMINAL, Math.max(0, deadline - Date.now())))
+  }
+  return jobs
+}
+
+/**
+ * Where a removal asked with `Prefer: wait` ends, however fast the machine is. The wait is a
+ * bound, not a promise: 200 means the job ended within it, so the body must be terminal; 202 means
+ * it had not, so the body must not be, and the job is followed to its end (in D1, so polling
+ * spends no rate limit). Returns the ended job as GET /v1/jobs/{id} shows it to `auth`.
+ */
+export async function settled(res: Response, auth: ApiInit, timeoutMs = modelBudget(1)): Promise<JobView> {
+  const text = await res.text()
+  if (res.status !== 200 && res.status !== 202) throw new Error(`expected 200 or 202, got ${res.status}: ${text}`)
+  const applied = res.headers.get('preference-applied')
+  if (!applied?.match(/^wait=\d+$/)) throw new Error(`Preference-Applied is ${applied}`)
+  const job = JSON.parse(text) as JobView
+  if ((res.status === 200) !== TERMINAL.includes(job.status)) {
+    throw new Error(`${res.status} with a ${job.status} job: ${text}`)
+  }
+  if (res.status === 200) return job
+  if (res.headers.get('location') !== `/v1/jobs/${job.id}`) throw new Error(`202 without Location: ${text}`)
+  await waitFor(
+    async () => {
+      const row = await env.DB.prepare('SELECT status FROM jobs WHERE id = ?').bind(job.id).first<{ status: string }>()
+      return row && TERMINAL.includes(row.status)
+    },
+    `job ${job.id} to end`,
+    timeoutMs,
+  )
+  const view = await api(`/v1/jobs/${job.id}`, auth)
+  if (view.status !== 200) throw new Error(`GET job ${job.id}: ${view.status} ${await view.text()}`)
+  return (await view.json()) as JobView
+}
+
+/**
+ * Rate limits count in fixed windows that start on the minute. A test that counts requests
+ * against one window starts it with `needMs` of the window left, so a slow machine cannot spread
+ * its requests over two windows.
+ */
+export async function startOfRateWindow(needMs = 20_000) {
+  const left = 60_000 - (Date.now() % 60_000)
+  if (left < needMs) await sleep(left + 250)
 }

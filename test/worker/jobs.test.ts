@@ -5,20 +5,27 @@ import {
   api,
   expectProblem,
   fixtureBytes,
+  inferenceStats,
+  modelBudget,
   RAW_CUTOUT,
   removal,
   seedWorkspace,
   setInferenceMode,
+  settled,
+  TERMINAL,
+  testBudget,
   uploadImage,
   usage,
+  waitFor,
+  waitForJobs,
   waitForStatus,
 } from './helpers'
 
 async function succeededJob(key: string) {
   const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
-  const res = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT }, { wait: 8 })
-  expect(res.status).toBe(200)
-  return (await res.json()) as { id: string; result: { url: string } }
+  const job = await settled(await removal(key, { uploadId: upload.id, options: RAW_CUTOUT }, { wait: 8 }), { key })
+  expect(job).toMatchObject({ status: 'succeeded', result: { url: expect.any(String) } })
+  return job as typeof job & { result: { url: string } }
 }
 
 /** Reads SSE frames until the stream ends (the job is terminal). */
@@ -55,12 +62,12 @@ describe('GET /v1/jobs/{id}', () => {
       'invalid_input',
       'uploadId',
     )
-    await waitForStatus(owner.key, job.id, ['succeeded'])
+    expect((await waitForStatus(owner.key, job.id, TERMINAL)).status).toBe('succeeded')
   })
 })
 
 describe('GET /v1/jobs', () => {
-  it('lists newest first with a cursor and filters', async () => {
+  it('lists newest first with a cursor and filters', { timeout: testBudget(3) }, async () => {
     const { key } = await seedWorkspace()
     const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
     const ids: string[] = []
@@ -83,6 +90,9 @@ describe('GET /v1/jobs', () => {
     expect(failed.jobs).toEqual([])
     await expectProblem(await api('/v1/jobs?limit=101', { key }), 400, 'invalid_input', 'limit')
     await expectProblem(await api('/v1/jobs?status=done', { key }), 400, 'invalid_input', 'status')
+    // Each waited up to 8 s, which a busy machine may not have been enough for: none is left running.
+    const ended = await waitForJobs(key, ids, modelBudget(3))
+    expect(ended.map((j) => j.status)).toEqual(['succeeded', 'succeeded', 'succeeded'])
   })
 })
 
@@ -139,18 +149,24 @@ describe('DELETE /v1/jobs/{id}', () => {
   it('aborts a job whose inference call is in flight', async () => {
     const { key } = await seedWorkspace({ credits: 3 })
     const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
-    const job = (await (await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })).json()) as { id: string }
-    const deadline = Date.now() + 10_000
-    let stage = ''
-    while (stage !== 'segmenting' && Date.now() < deadline) {
-      stage = ((await (await api(`/v1/jobs/${job.id}`, { key })).json()) as { stage: string }).stage
+    // The proxy takes the removal and never answers: the call stays in flight, however slow or
+    // fast the machine, until the cancel aborts it.
+    await setInferenceMode('hold-remove')
+    try {
+      const job = (await (await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })).json()) as { id: string }
+      await waitFor(async () => (await inferenceStats()).heldCalls === 1, 'the removal call to reach the proxy')
+      expect(await (await api(`/v1/jobs/${job.id}`, { key })).json()).toMatchObject({ stage: 'segmenting' })
+      const res = await api(`/v1/jobs/${job.id}`, { method: 'DELETE', key })
+      expect(res.status).toBe(200)
+      const final = await waitForStatus(key, job.id, TERMINAL)
+      expect(final).toMatchObject({ status: 'canceled', stage: 'segmenting', result: null })
+      expect(await usage(key)).toMatchObject({ held: 0, used: 0 })
+      // The call was aborted, not left running: the proxy saw its client go away.
+      await waitFor(async () => (await inferenceStats()).abortedCalls === 1, 'the held call to be aborted')
+      expect(await inferenceStats()).toMatchObject({ removeCalls: 1, heldCalls: 1, abortedCalls: 1 })
+    } finally {
+      await setInferenceMode('normal')
     }
-    expect(stage).toBe('segmenting')
-    const res = await api(`/v1/jobs/${job.id}`, { method: 'DELETE', key })
-    expect(res.status).toBe(200)
-    const final = await waitForStatus(key, job.id, ['canceled', 'succeeded', 'failed'])
-    expect(final).toMatchObject({ status: 'canceled', stage: 'segmenting', result: null })
-    expect(await usage(key)).toMatchObject({ held: 0, used: 0 })
   })
 })
 

@@ -10,19 +10,29 @@ import { describe, expect, it } from 'vitest'
 import {
   fixtureBytes,
   inferenceStats,
+  modelBudget,
   RAW_CUTOUT,
   removal,
   seedWorkspace,
   setInferenceMode,
+  sleep,
+  testBudget,
   uploadImage,
   usage,
-  waitForStatus,
+  waitForJobs,
 } from './helpers'
 
 const JOBS = 8
+/**
+ * How long the edge gives the inference server's `/health/ready` (READY_TIMEOUT_MS in
+ * src/services/inference.ts) before it counts the server as busy rather than ready.
+ */
+const EDGE_READY_TIMEOUT_MS = 5_000
 
 describe('a saturated inference server', () => {
-  it('every concurrent job still ends succeeded, charged once, with nothing left held', async () => {
+  it('every concurrent job still ends succeeded, charged once, with nothing left held', {
+    timeout: testBudget(JOBS + 1),
+  }, async () => {
     await setInferenceMode('normal') // resets the proxy's call counter
     const a = await seedWorkspace({ credits: 20 })
     const b = await seedWorkspace({ credits: 5 })
@@ -47,37 +57,42 @@ describe('a saturated inference server', () => {
           seen.saturated++
         }
         seen.maxQueued = Math.max(seen.maxQueued, body.queued ?? 0)
-        await new Promise((r) => setTimeout(r, 50))
+        await sleep(50)
       }
     })()
 
-    const accepted = await Promise.all([
-      ...uploads.map((u) => removal(a.key, { uploadId: u.id, options: RAW_CUTOUT })),
-      removal(b.key, { uploadId: uploadB.id, options: RAW_CUTOUT }),
-    ])
-    const ids: string[] = []
-    for (const res of accepted) {
-      expect(res.status).toBe(202)
-      ids.push(((await res.json()) as { id: string }).id)
+    let finals: { status: string }[]
+    try {
+      const accepted = await Promise.all([
+        ...uploads.map((u) => removal(a.key, { uploadId: u.id, options: RAW_CUTOUT })),
+        removal(b.key, { uploadId: uploadB.id, options: RAW_CUTOUT }),
+      ])
+      const ids: string[] = []
+      for (const res of accepted) {
+        expect(res.status).toBe(202)
+        ids.push(((await res.json()) as { id: string }).id)
+      }
+      expect((await usage(a.key)).held).toBeGreaterThan(0)
+      // One model run at a time, queued one after another.
+      finals = await waitForJobs((i) => (i < JOBS ? a.key : b.key), ids, modelBudget(JOBS + 1))
+    } finally {
+      watching = false
+      await watcher
     }
-    expect((await usage(a.key)).held).toBeGreaterThan(0)
-
-    // One model run at a time at ~1-3 s each on 2 shared cores: allow plenty.
-    const finals = await Promise.all(
-      ids.map((id, i) => waitForStatus(i < JOBS ? a.key : b.key, id, ['succeeded', 'failed', 'canceled'], 150_000)),
-    )
-    watching = false
-    await watcher
-    expect(finals.map((j) => j.status)).toEqual(Array(JOBS + 1).fill('succeeded'))
+    const { removeCalls } = await inferenceStats()
+    const summary =
+      `${JOBS + 1} jobs, ${removeCalls} removal calls reached the inference server (${removeCalls - JOBS - 1} refused and retried); ` +
+      `readiness polled ${seen.polls}×: saturated ${seen.saturated}×, at most ${seen.maxQueued} queued, slowest poll ${seen.slowest} ms`
+    expect(
+      finals.map((j) => j.status),
+      summary,
+    ).toEqual(Array(JOBS + 1).fill('succeeded'))
     expect(await usage(a.key)).toMatchObject({ held: 0, used: JOBS })
     expect(await usage(b.key)).toMatchObject({ held: 0, used: 1 })
-    const { removeCalls } = await inferenceStats()
-    console.log(
-      `${JOBS + 1} jobs, ${removeCalls} removal calls reached the inference server (${removeCalls - JOBS - 1} refused and retried); ` +
-        `readiness polled ${seen.polls}×: saturated ${seen.saturated}×, at most ${seen.maxQueued} queued, slowest poll ${seen.slowest} ms`,
-    )
-    // The server was full while the jobs ran, and it kept answering its health check meanwhile.
-    expect(seen.saturated).toBeGreaterThan(0)
-    expect(seen.slowest).toBeLessThan(2_000)
-  }, 180_000)
+    // The server was full while the jobs ran, and it kept answering its health check meanwhile,
+    // within the time the edge gives that check (the model runs off its event loop; how fast it
+    // answers on an idle machine is inference-server/test/server.test.ts's business).
+    expect(seen.saturated, summary).toBeGreaterThan(0)
+    expect(seen.slowest, summary).toBeLessThan(EDGE_READY_TIMEOUT_MS)
+  })
 })

@@ -1,10 +1,12 @@
 /**
  * Helpers for the webhook tests: the fixture server's receivers, endpoint registration, the
- * endpoint's outbox stub, and polling.
+ * endpoint's outbox stub and its alarm, and polling.
  */
-import { env } from 'cloudflare:test'
+import { env, runInDurableObject } from 'cloudflare:test'
 import type { EventEnvelope } from '../../src/lib/events'
 import { api } from './helpers'
+
+export { sleep, waitFor } from './helpers'
 
 export interface Received {
   method: string
@@ -69,22 +71,17 @@ export function outbox(endpointId: string) {
   return env.WEBHOOK_OUTBOX.get(env.WEBHOOK_OUTBOX.idFromName(endpointId))
 }
 
-/** Polls `probe` until it returns something truthy. */
-export async function waitFor<T>(
-  probe: () => Promise<T | undefined | null | false>,
-  what: string,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
+/**
+ * The runtime fires a due alarm on its own. A test that drives an outbox's retries with
+ * runDurableObjectAlarm calls this once the first retry is scheduled: the platform alarm moves an
+ * hour out, so however slow the test is, no retry runs behind its back. The outbox keeps its own
+ * schedule in storage and serves, when its alarm runs, whatever was due by then.
+ */
+export async function holdAlarm(endpointId: string): Promise<void> {
+  await runInDurableObject(outbox(endpointId), async (_instance, state) => {
+    if ((await state.storage.getAlarm()) !== null) await state.storage.setAlarm(Date.now() + 3_600_000)
+  })
 }
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** A synthetic job event for publishEvent. */
 export function jobEvent(workspaceId: string, type: EventEnvelope['type'] = 'image.job.completed.v1'): EventEnvelope {

@@ -6,15 +6,26 @@ import webhooksDoc from '../../docs/webhooks.md?raw'
 import { publishEvent } from '../../src/services/events'
 import { guardedPost, SourceFetchError, UnsafeUrlError } from '../../src/services/ssrf'
 import { decryptSecret, encryptSecret, nextAttemptAt, parseRetryAfter, signDelivery } from '../../src/services/webhooks'
-import { api, BINARY_MASK, expectProblem, fixtureBytes, removal, seedWorkspace, uploadImage } from './helpers'
+import {
+  api,
+  BINARY_MASK,
+  expectProblem,
+  fixtureBytes,
+  modelBudget,
+  removal,
+  seedWorkspace,
+  settled,
+  testBudget,
+  uploadImage,
+} from './helpers'
 import {
   createWebhook,
+  holdAlarm,
   jobEvent,
   listDeliveries,
   newReceiver,
   outbox,
   registerWebhook,
-  sleep,
   waitFor,
   type Received,
 } from './webhook-helpers'
@@ -150,8 +161,9 @@ describe('webhook endpoints: create, list, delete', () => {
     const receiver = await newReceiver([{ status: 500 }])
     const endpoint = await registerWebhook(key, receiver.url)
     await publishEvent(env, jobEvent(workspaceId))
-    await waitFor(async () => (await receiver.log()).length === 1, 'first attempt')
     await waitFor(async () => (await listDeliveries(key, endpoint.id))[0]?.status === 'retrying', 'retrying')
+    await holdAlarm(endpoint.id)
+    expect(await receiver.log()).toHaveLength(1)
 
     expect((await api(`/v1/webhooks/${endpoint.id}`, { method: 'DELETE', key })).status).toBe(204)
     expect((await api(`/v1/webhooks/${endpoint.id}`, { method: 'DELETE', key })).status).toBe(204)
@@ -182,6 +194,7 @@ describe('webhook endpoints: create, list, delete', () => {
     const endpoint = await registerWebhook(key, receiver.url)
     await publishEvent(env, jobEvent(workspaceId))
     await waitFor(async () => (await listDeliveries(key, endpoint.id))[0]?.status === 'retrying', 'retrying')
+    await holdAlarm(endpoint.id)
     // As if DELETE had updated D1 but never reached the outbox.
     await env.DB.prepare("UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = 'deleted' WHERE id = ?")
       .bind(new Date().toISOString(), endpoint.id)
@@ -197,7 +210,9 @@ describe('webhook endpoints: create, list, delete', () => {
 })
 
 describe('webhook deliveries end to end', () => {
-  it('delivers signed events for every job of a 10-image batch and one batch.completed', async () => {
+  it('delivers signed events for every job of a 10-image batch and one batch.completed', {
+    timeout: testBudget(10),
+  }, async () => {
     const { key } = await seedWorkspace()
     const all = await newReceiver()
     const batchOnly = await newReceiver()
@@ -221,19 +236,23 @@ describe('webhook deliveries end to end', () => {
       async () =>
         ((await (await api(`/v1/batches/${batch.id}`, { key })).json()) as { status: string }).status === 'complete',
       'the batch to complete',
-      120_000,
+      modelBudget(10),
     )
 
-    const received = await waitFor(async () => {
-      const log = await all.log()
-      return log.some((r) => JSON.parse(r.body).type === 'image.batch.completed.v1') &&
-        log.filter((r) => JSON.parse(r.body).type === 'image.job.completed.v1').length === 10
-        ? log
-        : undefined
-    }, 'every delivery')
-    await sleep(500) // anything duplicated would arrive by now
+    // 10 created, 10 completed, 1 batch.completed. All are handed to the outbox by now but the last
+    // job's completion (published just after the batch's); once each is delivered, nothing is open
+    // and no alarm is set, so no duplicate can follow, however slow the machine.
+    await waitFor(
+      async () => {
+        const list = await listDeliveries(key, endpoint.id)
+        return list.length >= 21 && list.every((d) => d.status === 'delivered')
+      },
+      'every event to be delivered',
+      60_000,
+    )
+    expect(await runDurableObjectAlarm(outbox(endpoint.id))).toBe(false)
     const deliveries = verifyAll(await all.log(), endpoint.secret)
-    expect(deliveries.length).toBe(received.length)
+    expect(deliveries.length).toBe(21)
     const ofType = (type: string) => deliveries.filter((d) => d.event.type === type)
     expect(
       ofType('image.job.completed.v1')
@@ -286,14 +305,17 @@ describe('webhook deliveries end to end', () => {
     const endpoint = await registerWebhook(key, receiver.url, ['image.job.completed.v1'])
     const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
     const res = await removal(key, { uploadId: upload.id, options: BINARY_MASK }, { wait: 8 })
-    const job = (await res.json()) as { id: string; status: string }
+    const job = await settled(res, { key })
     expect(job.status).toBe('succeeded')
 
-    await waitFor(async () => (await receiver.log()).length === 1, 'the first attempt')
     let [delivery] = await waitFor(async () => {
       const list = await listDeliveries(key, endpoint.id)
       return list[0]?.status === 'retrying' ? list : undefined
-    }, 'retrying')
+    }, 'the first attempt to be retrying')
+    // From here on the test runs each retry itself.
+    await holdAlarm(endpoint.id)
+    expect(await receiver.log()).toHaveLength(1)
+    ;[delivery] = await listDeliveries(key, endpoint.id)
     expect(delivery).toMatchObject({
       attempts: 1,
       responseStatus: 500,
@@ -363,10 +385,11 @@ describe('webhook deliveries end to end', () => {
     expect(listed.endpoints).toEqual([expect.objectContaining({ id: endpoint.id, disabledReason: 'gone' })])
     expect(listed.endpoints[0].disabledAt).toEqual(expect.any(String))
 
+    // A disabled endpoint is not even queued for: nothing open, no alarm, nothing more sent.
     await publishEvent(env, jobEvent(workspaceId))
-    await sleep(200)
-    expect(await receiver.log()).toHaveLength(1)
     expect(await listDeliveries(key, endpoint.id)).toHaveLength(1)
+    expect(await runDurableObjectAlarm(outbox(endpoint.id))).toBe(false)
+    expect(await receiver.log()).toHaveLength(1)
     const replay = await api(`/v1/webhooks/${endpoint.id}/deliveries/${delivery.id}/replay`, { method: 'POST', key })
     await expectProblem(replay, 400, 'invalid_input', 'endpointId')
     // Deleting it now hides it from the list.
@@ -382,7 +405,8 @@ describe('webhook deliveries end to end', () => {
     await Promise.all([publishEvent(env, event), publishEvent(env, event)])
     await publishEvent(env, event)
     await waitFor(async () => (await listDeliveries(key, endpoint.id))[0]?.status === 'delivered', 'delivery')
-    await sleep(200)
+    // Delivered and nothing else open (no alarm set): no second send can follow.
+    expect(await runDurableObjectAlarm(outbox(endpoint.id))).toBe(false)
     expect(await listDeliveries(key, endpoint.id)).toHaveLength(1)
     expect(await receiver.log()).toHaveLength(1)
     // Progress is never sent to webhooks, even when published.
