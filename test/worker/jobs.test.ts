@@ -155,11 +155,12 @@ describe('DELETE /v1/jobs/{id}', () => {
     try {
       const job = (await (await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })).json()) as { id: string }
       await waitFor(async () => (await inferenceStats()).heldCalls === 1, 'the removal call to reach the proxy')
-      expect(await (await api(`/v1/jobs/${job.id}`, { key })).json()).toMatchObject({ stage: 'segmenting' })
+      // No stage frame has come back, so the job reports only what it passed: preparing.
+      expect(await (await api(`/v1/jobs/${job.id}`, { key })).json()).toMatchObject({ stage: 'preparing' })
       const res = await api(`/v1/jobs/${job.id}`, { method: 'DELETE', key })
       expect(res.status).toBe(200)
       const final = await waitForStatus(key, job.id, TERMINAL)
-      expect(final).toMatchObject({ status: 'canceled', stage: 'segmenting', result: null })
+      expect(final).toMatchObject({ status: 'canceled', stage: 'preparing', result: null })
       expect(await usage(key)).toMatchObject({ held: 0, used: 0 })
       // The call was aborted, not left running: the proxy saw its client go away.
       await waitFor(async () => (await inferenceStats()).abortedCalls === 1, 'the held call to be aborted')
