@@ -29,7 +29,12 @@ const STAGES: Stage[] = [
   // (scripts, bench, end-to-end tests, test helpers) each have their own compiler settings.
   {
     name: 'typecheck',
-    steps: [tsc('tsconfig.json'), tsc('inference-server/tsconfig.json'), tsc('tsconfig.node.json')],
+    steps: [
+      { command: bin('tsx'), args: ['scripts/check-worker-types.ts'] },
+      tsc('tsconfig.json'),
+      tsc('inference-server/tsconfig.json'),
+      tsc('tsconfig.node.json'),
+    ],
   },
   { name: 'inference', steps: [{ ...vitest(), cwd: join(root, 'inference-server') }] },
   { name: 'contract', steps: [vitest('--config', 'vitest.contract.config.mts')] },

@@ -1,15 +1,11 @@
 import type { D1Migration } from 'cloudflare:test'
-import type { Env as WorkerEnv } from '../src/env'
 
+// The Worker's Env (src/worker-configuration.d.ts, src/env.ts) plus what only the tests bind.
 declare global {
   namespace Cloudflare {
-    interface Env extends WorkerEnv {
+    interface Env {
       TEST_MIGRATIONS: D1Migration[]
       FIXTURE_ORIGIN: string
-    }
-    interface GlobalProps {
-      mainModule: typeof import('../src/index')
-      durableNamespaces: 'JobRun'
     }
   }
 }
