@@ -1,6 +1,6 @@
 /**
  * @module
- * `requireAuth(...scopes)`: authenticates the bearer credential and checks scopes (SPEC.md §5).
+ * `authorize(route)`: authenticates the bearer credential and checks the route's scopes (SPEC.md §5).
  * The credential is either an API key (`sk_live_…`) or a session access token (a JWT from email
  * sign-in, refresh or the device flow). `requireSession(...scopes)` accepts only the latter.
  */
@@ -90,18 +90,7 @@ export const authorize = (route: RouteKey) => {
 }
 
 /**
- * @example
- * createRoute({ …, middleware: [requireAuth('images:write')] as const })
- */
-export const requireAuth = (...scopes: Scope[]) =>
-  createMiddleware<AppEnv>(async function requireAuth(c, next) {
-    const auth = await authenticate(c)
-    assertScopes(auth, scopes)
-    await next()
-  })
-
-/**
- * Like `requireAuth`, but only a signed-in session will do: an API key gets 403
+ * Authenticates like `authorize`, but only a signed-in session will do: an API key gets 403
  * `insufficient_scope` (it is a valid credential, just not one that may act for a person).
  */
 export const requireSession = (...scopes: Scope[]) =>

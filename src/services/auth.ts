@@ -13,7 +13,7 @@ export const KEY_PREFIX_LENGTH = 12
 export const SCOPES = ['images:write', 'jobs:read', 'webhooks:write', 'keys:write', 'tryon:write'] as const
 export type Scope = (typeof SCOPES)[number]
 
-/** Who is calling, resolved by `requireAuth`. */
+/** Who is calling, resolved by `authorize` (or `requireSession`). */
 export interface AuthContext {
   /**
    * `api_key`: an `sk_live_` key; `session`: a signed-in user's access token; `anonymous`: no

@@ -62,6 +62,7 @@ describe('route access', () => {
       }
       const res = await call(route, full.key)
       expect([401, 403], `${route} → ${res.status}`).not.toContain(res.status)
+      expect(res.status, `${route} → ${res.status}`).toBeLessThan(500)
     }
     // Device approval is for people: an API key, whatever its scopes, is refused.
     await expectProblem(
@@ -69,7 +70,6 @@ describe('route access', () => {
       403,
       'insufficient_scope',
     )
-    expect(env.DB).toBeDefined()
   })
 })
 
