@@ -22,6 +22,9 @@ const EXPECTED = [
   /^(uncaught exception; )?exception = kj\/async-io(-unix)?\.c\+\+:\d+: disconnected: /,
   /^uncaught exception; source = Uncaught \(in promise\); stack = Error: Network connection lost\./,
   /^uncaught exception; exception = workerd\/jsg\/\S+: disconnected: jsg\.Error: Network connection lost\./,
+  // The same dropped connections (and canceled jobs' aborted calls) cut the stream that carries a
+  // request's parts to the inference server mid-upload.
+  /^exception = workerd\/api\/streams\/internal\.c\+\+:\d+: disconnected: pump canceled/,
   // workerd's notes on alarm timing ("NOSENTRY": not reported as errors): an alarm that ran
   // later than scheduled, or a running handler whose alarm was set again meanwhile. A busy
   // machine makes them; neither is an error.

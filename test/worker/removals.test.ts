@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest'
-import { env } from 'cloudflare:test'
 import {
   api,
   expectProblem,
