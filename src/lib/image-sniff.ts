@@ -5,10 +5,10 @@
  * {@link SNIFF_BYTES}; a header cut short still gives the type, just without dimensions.
  */
 
-/** SPEC.md §8 limits. */
-export const MAX_IMAGE_BYTES = 50 * 1024 * 1024
-export const MAX_PIXELS = 25_000_000
-export const MIN_SIDE = 32
+import { MAX_IMAGE_BYTES, MAX_PIXELS, MIN_SIDE } from '../contract/limits'
+
+/** SPEC.md §8 limits, shared with the inference server. */
+export { MAX_IMAGE_BYTES, MAX_PIXELS, MIN_SIDE }
 /** How much of a file callers should hand to {@link sniffImage}: room for a large HEIF `meta`. */
 export const SNIFF_BYTES = 256 * 1024
 

@@ -3,7 +3,7 @@
  * endpoint's outbox stub and its alarm, and polling.
  */
 import { env, runInDurableObject } from 'cloudflare:test'
-import type { EventEnvelope } from '../../src/lib/events'
+import { jobEvent as buildJobEvent, type EventEnvelope, type JobEventType } from '../../src/lib/events'
 import { api } from './helpers'
 
 export { sleep, waitFor } from './helpers'
@@ -83,16 +83,13 @@ export async function holdAlarm(endpointId: string): Promise<void> {
   })
 }
 
-/** A synthetic job event for publishEvent. */
-export function jobEvent(workspaceId: string, type: EventEnvelope['type'] = 'image.job.completed.v1'): EventEnvelope {
-  const jobId = crypto.randomUUID()
-  return {
-    id: crypto.randomUUID(),
-    type,
-    occurredAt: new Date().toISOString(),
+/** A synthetic job event for publishEvent, built like the runner builds its own. */
+export function jobEvent(workspaceId: string, type: JobEventType = 'image.job.completed.v1'): EventEnvelope {
+  return buildJobEvent(type, {
+    jobId: crypto.randomUUID(),
     workspaceId,
-    aggregateId: jobId,
     correlationId: 'test-correlation',
-    data: { jobId, status: 'succeeded', stage: 'complete' },
-  }
+    status: 'succeeded',
+    stage: 'complete',
+  })
 }
