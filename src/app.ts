@@ -13,6 +13,8 @@ import { batches } from './routes/batches'
 import { deviceAuthorizations } from './routes/device-authorizations'
 import { health } from './routes/health'
 import { jobs } from './routes/jobs'
+import { projectEdits } from './routes/project-edits'
+import { projects } from './routes/projects'
 import { removals } from './routes/removals'
 import { uploads } from './routes/uploads'
 import { usage } from './routes/usage'
@@ -53,6 +55,8 @@ export function createApp() {
   app.route('/', removals)
   app.route('/', jobs)
   app.route('/', batches)
+  app.route('/', projects)
+  app.route('/', projectEdits)
   app.route('/', usage)
   app.route('/', webhooks)
   app.route('/', apiKeys)

@@ -8,6 +8,7 @@ import { sweepExpiredResults } from './services/retention'
 
 export { AnonymousClient } from './durable/anonymous-client'
 export { JobRun } from './durable/job-run'
+export { ProjectStream } from './durable/project-stream'
 export { WebhookOutbox } from './durable/webhook-outbox'
 export { Workspace } from './durable/workspace'
 

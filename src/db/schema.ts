@@ -78,7 +78,8 @@ export const jobs = sqliteTable(
   {
     id: text('id').primaryKey(),
     workspaceId: text('workspace_id').notNull(),
-    kind: text('kind', { enum: ['remove_background', 'virtual_try_on'] }).notNull(),
+    /** Public kinds, and the internal `refinement` and `export` of projects (DESIGN.md §3 Job kinds). */
+    kind: text('kind', { enum: ['remove_background', 'virtual_try_on', 'refinement', 'export'] }).notNull(),
     status: text('status', {
       enum: ['queued', 'processing', 'succeeded', 'failed', 'canceled'],
     }).notNull(),
@@ -271,4 +272,51 @@ export const devOutbox = sqliteTable(
     createdAt: text('created_at').notNull(),
   },
   (t) => [index('dev_outbox_to').on(t.to, t.createdAt)],
+)
+
+/**
+ * An editing project made from a succeeded removal (DESIGN.md §3 Projects). Its source is a copy
+ * under `projects/<id>/`, kept (with every revision's mask) until the project is deleted.
+ */
+export const projects = sqliteTable(
+  'projects',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    name: text('name').notNull(),
+    sourceJobId: text('source_job_id').notNull(),
+    sourceKey: text('source_key').notNull(),
+    sourceSize: integer('source_size').notNull(),
+    /** base64url SHA-256 of the source bytes (inference calls are signed over it). */
+    sourceSha256: text('source_sha256').notNull(),
+    width: integer('width').notNull(),
+    height: integer('height').notNull(),
+    /** Refinements accepted so far; the cap is 20 (SPEC.md §8). */
+    refinementsUsed: integer('refinements_used').notNull().default(0),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [index('projects_workspace_created').on(t.workspaceId, t.createdAt, t.id)],
+)
+
+/** Immutable revisions of a project's mask; `number` 1 is the removal's mask, the newest is current. */
+export const revisions = sqliteTable(
+  'revisions',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id').notNull(),
+    number: integer('number').notNull(),
+    baseRevisionId: text('base_revision_id'),
+    strokes: text('strokes', { mode: 'json' }).$type<unknown[]>().notNull(),
+    recipe: text('recipe', { mode: 'json' }).$type<Record<string, unknown> | null>(),
+    /** The refinement job that made this revision, if one did. */
+    refinementId: text('refinement_id'),
+    maskKey: text('mask_key').notNull(),
+    maskSize: integer('mask_size').notNull(),
+    maskSha256: text('mask_sha256').notNull(),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('revisions_project_number').on(t.projectId, t.number),
+    uniqueIndex('revisions_refinement').on(t.refinementId),
+  ],
 )

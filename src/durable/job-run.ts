@@ -5,17 +5,16 @@
  * D1 together with the credit settlement, so a job ends terminal with its hold settled once.
  */
 import { DurableObject } from 'cloudflare:workers'
-import type { Notice } from '../contract/frames'
-import { readFrames } from '../contract/frames'
 import type { JobStage, JobStatus } from '../contract/stages'
 import type { Env } from '../env'
-import { type JobKind, jobKind, type StoredOutput } from '../jobs'
-import { SourceMissing } from '../jobs/kind'
-import { formatSse, type JobEvent, type JobEventType, jobEvent, SSE_ONLY_TYPES } from '../lib/events'
+import { type JobKind, jobKind } from '../jobs'
+import { JobRejected, SourceMissing } from '../jobs/kind'
+import { type EventEnvelope, formatSse, type JobEventType, jobEvent, projectEvent, SSE_ONLY_TYPES } from '../lib/events'
+import { putHashed } from '../lib/storage'
 import { iso } from '../lib/time'
 import { completeBatchIfDone } from '../services/batches'
 import { publishEvent } from '../services/events'
-import { InferenceClient, InferenceFailure } from '../services/inference'
+import { type CallOutcome, InferenceClient, InferenceFailure, receiveAnswer } from '../services/inference'
 import { finishJobStatements, type JobStart, RESULT_RETENTION_MS, type TerminalStatus } from '../services/jobs'
 
 export type { JobStart }
@@ -27,13 +26,8 @@ interface JobState extends JobStart {
   queuedSince: number
   /** Set once the slot is released, the batch checked and every event handed to webhooks. */
   wrappedUp?: boolean
-}
-
-/** What a finished inference call left: its outputs in R2, and what its `done` frame said. */
-interface CallOutcome {
-  outputs: StoredOutput[]
-  modelVersion: string
-  warnings: Notice[]
+  /** Set once an internal kind's project event is logged. */
+  reported?: boolean
 }
 
 const TERMINAL: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled'])
@@ -185,7 +179,12 @@ export class JobRun extends DurableObject<Env> {
       this.#abort = null
     }
     if (abort.signal.aborted) return this.#finish(state, 'canceled')
-    await kind.completed?.(this.env, job, outcome.outputs)
+    try {
+      await kind.completed?.(this.env, job, outcome.outputs)
+    } catch (err) {
+      if (!(err instanceof JobRejected)) throw err
+      return this.#finish(state, 'failed', { code: err.code, message: err.message })
+    }
     const result = outcome.outputs.find((o) => o.name === 'result')
     await this.#finish(state, 'succeeded', undefined, {
       result_key: result?.key ?? null,
@@ -196,57 +195,26 @@ export class JobRun extends DurableObject<Env> {
   }
 
   /**
-   * Reads the answer's frames as they come: each stage is reported when the server passes it,
-   * each output streams into R2, and `done` ends the call. An `error` frame, or an answer that
-   * ends without `done`, is an inference failure like an error status.
+   * Reads the answer as it comes: each stage is reported when the server passes it, and each
+   * output streams into R2 (the job is `storing` from the first one).
    */
-  async #receive(
+  #receive(
     state: JobState,
     kind: JobKind<unknown>,
     job: { jobId: string; workspaceId: string; input: unknown },
     answer: Response,
   ): Promise<CallOutcome> {
-    if (!answer.body) throw new InferenceFailure('processor_unavailable', 'The answer had no body', 502, true)
-    const outputs: StoredOutput[] = []
-    try {
-      for await (const frame of readFrames(answer.body)) {
-        switch (frame.type) {
-          case 'stage':
-            await this.#advance(state, 'processing', frame.stage)
-            break
-          case 'output': {
-            await this.#advance(state, 'processing', 'storing')
-            const { body, ...output } = frame
-            const key = kind.outputKey(job, output)
-            await this.env.BUCKET.put(key, body.pipeThrough(new FixedLengthStream(output.length)), {
-              httpMetadata: { contentType: output.contentType },
-            })
-            outputs.push({
-              name: output.name,
-              key,
-              contentType: output.contentType,
-              width: output.width,
-              height: output.height,
-            })
-            break
-          }
-          case 'done':
-            return { outputs, modelVersion: frame.modelVersion, warnings: frame.warnings }
-          case 'error':
-            throw InferenceFailure.fromFrame(frame)
-        }
-      }
-    } catch (err) {
-      if (err instanceof InferenceFailure || err instanceof JobEnded) throw err
-      // A connection lost while reading the answer is a lost server, like one that never answered.
-      throw new InferenceFailure('processor_unavailable', `The answer was cut off: ${String(err)}`, 502, true)
-    }
-    throw new InferenceFailure(
-      'processor_unavailable',
-      'The inference server closed the answer before it was done',
-      502,
-      true,
-    )
+    return receiveAnswer(answer, {
+      onStage: (stage) => this.#advance(state, 'processing', stage),
+      store: async (output, body) => {
+        await this.#advance(state, 'processing', 'storing')
+        const key = kind.outputKey(job, { type: 'output', ...output })
+        const stored = await putHashed(this.env.BUCKET, key, body, output.length, output.contentType)
+        const { name, contentType, width, height } = output
+        return { name, key, contentType, width, height, ...stored }
+      },
+      passThrough: (err) => err instanceof JobEnded,
+    })
   }
 
   async #onInferenceError(state: JobState, err: unknown, aborted: boolean): Promise<void> {
@@ -348,13 +316,18 @@ export class JobRun extends DurableObject<Env> {
 
   /**
    * What follows a terminal state, each step idempotent: free the workspace slot, complete the
-   * batch if this was its last job, and hand the events to webhooks. Retried on an alarm until done.
+   * batch if this was its last job, log an internal kind's project event, and hand the events on. Retried on an alarm until done.
    */
   async #wrapUp(state: JobState): Promise<void> {
     if (state.wrappedUp) return
     try {
       await this.env.WORKSPACE.get(this.env.WORKSPACE.idFromName(state.workspaceId)).release(state.jobId)
       if (state.batchId) await completeBatchIfDone(this.env, state.batchId, state.correlationId)
+      if (!state.reported) {
+        await this.#report(state)
+        state.reported = true
+        this.#save(state)
+      }
       await this.#publishPending()
       state.wrappedUp = true
       this.#save(state)
@@ -373,15 +346,30 @@ export class JobRun extends DurableObject<Env> {
       .exec<{ seq: number; body: string }>('SELECT seq, body FROM events WHERE published = 0 ORDER BY seq')
       .toArray()
     for (const row of pending) {
-      await publishEvent(this.env, JSON.parse(row.body) as JobEvent)
+      await publishEvent(this.env, JSON.parse(row.body) as EventEnvelope)
       sql.exec('UPDATE events SET published = 1 WHERE seq = ?', row.seq)
     }
   }
 
   #emit(type: JobEventType, data: Record<string, unknown> = {}): void {
     const state = this.#state()!
-    const event = jobEvent(type, state, data)
-    const published = SSE_ONLY_TYPES.includes(type) ? 1 : 0
+    // An internal kind's job events stay here: its project hears of it through `report` instead.
+    const internal = jobKind(state.kind).report !== undefined
+    this.#record(jobEvent(type, state, data), SSE_ONLY_TYPES.includes(type) || internal)
+  }
+
+  /** The project event of an internal kind, once its job has ended (DESIGN.md §3 Refinements, Exports). */
+  async #report(state: JobState): Promise<void> {
+    const report = jobKind(state.kind).report
+    if (!report) return
+    const job = { jobId: state.jobId, workspaceId: state.workspaceId, input: state.input }
+    const data = await report.describe(this.env, job)
+    this.#record(projectEvent(report.event, { ...state, id: state.jobId }, data), false)
+  }
+
+  /** Logs an event for the SSE stream (and, unless `sseOnly`, for webhooks), and sends it live. */
+  #record(event: EventEnvelope, sseOnly: boolean): void {
+    const published = sseOnly ? 1 : 0
     this.ctx.storage.sql.exec(
       'INSERT INTO events (id, body, published) VALUES (?, ?, ?)',
       event.id,
@@ -394,7 +382,7 @@ export class JobRun extends DurableObject<Env> {
     }
   }
 
-  #eventsAfter(lastEventId: string | null): JobEvent[] {
+  #eventsAfter(lastEventId: string | null): EventEnvelope[] {
     const sql = this.ctx.storage.sql
     const after = lastEventId
       ? (sql.exec<{ seq: number }>('SELECT seq FROM events WHERE id = ?', lastEventId).toArray()[0]?.seq ?? 0)
@@ -402,7 +390,7 @@ export class JobRun extends DurableObject<Env> {
     return sql
       .exec<{ body: string }>('SELECT body FROM events WHERE seq > ? ORDER BY seq', after)
       .toArray()
-      .map((r) => JSON.parse(r.body) as JobEvent)
+      .map((r) => JSON.parse(r.body) as EventEnvelope)
   }
 
   /** True when a cancel finished the job while a run was between steps. */

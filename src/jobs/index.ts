@@ -3,17 +3,23 @@
  * Every job kind the runner knows, by its `Job.kind` name. Adding a kind: a handler file here,
  * a line below, and a route on the inference server (docs/architecture.md).
  */
+import { type ExportInput, exportKind } from './export'
 import type { JobKind } from './kind'
+import { type RefinementInput, refinement } from './refinement'
 import { type RemoveBackgroundInput, removeBackground } from './remove-background'
 
 export interface JobInputs {
   remove_background: RemoveBackgroundInput
+  refinement: RefinementInput
+  export: ExportInput
 }
 
 export type JobKindName = keyof JobInputs
 
 export const JOB_KINDS: { [K in JobKindName]: JobKind<JobInputs[K]> } = {
   remove_background: removeBackground,
+  refinement,
+  export: exportKind,
 }
 
 export function jobKind(name: string): JobKind<unknown> {

@@ -7,22 +7,17 @@
  */
 import type { OutputFrame } from '../contract/frames'
 import type { Env } from '../env'
-import type { RequestPart } from '../services/inference'
+import type { ErrorCode } from '../errors'
+import type { ProjectEventType } from '../lib/events'
+import type { RequestPart, StoredOutput } from '../services/inference'
+
+export type { StoredOutput }
 
 /** A source image kept in R2, with the length and hash the signature needs. */
 export interface StoredSource {
   key: string
   size: number
   sha256: string
-}
-
-/** An output as stored. */
-export interface StoredOutput {
-  name: string
-  key: string
-  contentType: string
-  width?: number
-  height?: number
 }
 
 /** The job a kind works for. */
@@ -41,8 +36,30 @@ export interface JobKind<Input> {
   parts(env: Env, job: KindJob<Input>): Promise<RequestPart[]>
   /** The R2 key of an output. The output named `result` becomes the job's result. */
   outputKey(job: KindJob<Input>, output: OutputFrame): string
-  /** After every output is stored, before the job succeeds (e.g. record a revision). Must be idempotent. */
+  /**
+   * After every output is stored, before the job succeeds (e.g. record a revision). Must be
+   * idempotent. Throws `JobRejected` when the result cannot be kept.
+   */
   completed?(env: Env, job: KindJob<Input>, outputs: StoredOutput[]): Promise<void>
+  /**
+   * Internal kinds (a project's refinements and exports) are not public jobs: their job events stay
+   * in the runner, and when the job ends `event` goes to webhooks and the project's stream, its data
+   * the resource as `describe` reads it then.
+   */
+  report?: {
+    event: ProjectEventType
+    describe(env: Env, job: KindJob<Input>): Promise<{ projectId: string } & Record<string, unknown>>
+  }
+}
+
+/** The work is done but its result cannot be kept: the job fails with `code` (no retry helps). */
+export class JobRejected extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message)
+  }
 }
 
 /** A source the job needs is gone from R2 (deleted or expired): the job fails, no retry helps. */

@@ -16,6 +16,9 @@ export const EVENT_TYPES = [
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 export type JobEventType = Extract<EventType, `image.job.${string}`>
+/** Events of a project's refinements and exports: webhooks and the project's own stream get them. */
+export type ProjectEventType = 'image.refinement.completed.v1' | 'image.export.completed.v1'
+export const PROJECT_EVENT_TYPES: readonly EventType[] = ['image.refinement.completed.v1', 'image.export.completed.v1']
 
 /** Progress is for live watchers (SSE); webhooks get every other type unless they choose. */
 export const SSE_ONLY_TYPES: readonly EventType[] = ['image.job.progress.v1']
@@ -66,5 +69,22 @@ export function jobEvent(type: JobEventType, subject: JobEventSubject, data: Rec
     aggregateId: jobId,
     correlationId,
     data: { jobId, status, stage, ...(batchId ? { batchId } : {}), ...data },
+  }
+}
+
+/** Builds a project event about one refinement or export (`data` is that resource, with its `projectId`). */
+export function projectEvent(
+  type: ProjectEventType,
+  subject: { id: string; workspaceId: string; correlationId: string },
+  data: { projectId: string } & Record<string, unknown>,
+): EventEnvelope<ProjectEventType> {
+  return {
+    id: crypto.randomUUID(),
+    type,
+    occurredAt: new Date().toISOString(),
+    workspaceId: subject.workspaceId,
+    aggregateId: subject.id,
+    correlationId: subject.correlationId,
+    data,
   }
 }

@@ -13,6 +13,7 @@ import { verifyAccessToken } from '../services/sessions'
 import { ROUTE_ACCESS, type RouteAccess, type RouteKey } from '../services/access'
 import { DEVICE_COOKIE, deviceCookie, deviceWorkspaceId, readDevice } from '../services/device'
 import { getCookie } from 'hono/cookie'
+import { verifyResultSignature } from '../services/result-url'
 
 /** The token of `Authorization: Bearer <token>`, if any. */
 export function bearerToken(header: string | undefined): string | undefined {
@@ -101,5 +102,22 @@ export const requireSession = (...scopes: Scope[]) =>
     }
     assertScopes(auth, scopes)
     c.set('auth', auth)
+    await next()
+  })
+
+/**
+ * A result's route: a signed `result.url` (`?exp=…&sig=…`, DESIGN.md §3 Result URL) needs no
+ * credential; the bare path is authorized like `route`.
+ */
+export const resultAccess = (route: RouteKey) =>
+  createMiddleware<AppEnv>(async function resultAccess(c, next) {
+    const { exp, sig } = c.req.query()
+    if (exp === undefined && sig === undefined) return authorize(route)(c, next)
+    if (!exp || !sig || !(await verifyResultSignature(c.env.RESULT_SIGNING_KEY, c.req.path, exp, sig))) {
+      throw new ApiError(
+        'invalid_api_key',
+        'The result URL signature is invalid or has expired; read it again for a fresh one',
+      )
+    }
     await next()
   })

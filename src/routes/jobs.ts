@@ -2,31 +2,17 @@
  * @module
  * Jobs (SPEC.md §4): list, read, cancel, the event stream and the result.
  */
-import { createRoute, z } from '@hono/zod-openapi'
-import { createMiddleware } from 'hono/factory'
-import type { AppEnv } from '../env'
+import { createRoute } from '@hono/zod-openapi'
 import { ApiError, errorResponses, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
-import { authorize } from '../middleware/auth'
+import { authorize, resultAccess } from '../middleware/auth'
 import { IdParams, json, optionalBearer } from '../schemas/common'
-import { JobListQuery, JobListSchema, JobSchema } from '../schemas/job'
-import { findJob, findJobById, listJobs, resultExpired, toJob, type JobRow } from '../services/jobs'
-import { verifyResultSignature } from '../services/result-url'
+import { JobListQuery, JobListSchema, JobSchema, ResultQuery } from '../schemas/job'
+import { findJob, findJobById, listJobs, readResult, toJob, type JobRow } from '../services/jobs'
 
 const security = [{ Bearer: [] }]
 /** How long DELETE waits for an aborted inference call to wind down before answering. */
 const CANCEL_SETTLE_MS = 2_000
-
-const ResultQuery = z.object({
-  exp: z
-    .string()
-    .optional()
-    .openapi({ description: 'Expiry of a signed result URL (from result.url)', example: '1777887601' }),
-  sig: z.string().optional().openapi({
-    description: 'Signature of a signed result URL',
-    example: '9c1e5d0b7a3f28e4c6b1d9a05f7e3c2b8a4d6f1e0c9b7a5d3f2e1c0b9a8d7f6e',
-  }),
-})
 
 /** One event as the stream frames it (SPEC.md §6): id, event type, and the envelope as data. */
 const SSE_EXAMPLE = [
@@ -99,20 +85,6 @@ export const events = createRoute({
   },
 })
 
-/** A signed `result.url` needs no key; the bare path needs `jobs:read`. */
-const resultAccess = createMiddleware<AppEnv>(async function resultAccess(c, next) {
-  const { exp, sig } = c.req.query()
-  if (exp === undefined && sig === undefined) return authorize('GET /v1/jobs/{id}/result')(c, next)
-  const id = c.req.path.match(/^\/v1\/jobs\/([^/]+)\/result$/)?.[1] ?? ''
-  if (!exp || !sig || !(await verifyResultSignature(c.env.RESULT_SIGNING_KEY, id, exp, sig))) {
-    throw new ApiError(
-      'invalid_api_key',
-      'The result URL signature is invalid or has expired; read the job for a fresh one',
-    )
-  }
-  await next()
-})
-
 export const result = createRoute({
   method: 'get',
   path: '/v1/jobs/{id}/result',
@@ -120,7 +92,7 @@ export const result = createRoute({
   summary: "Download a job's result image",
   tags: ['Jobs'],
   security: optionalBearer,
-  middleware: [resultAccess] as const,
+  middleware: [resultAccess('GET /v1/jobs/{id}/result')] as const,
   request: { params: IdParams, query: ResultQuery },
   responses: {
     200: {
@@ -170,17 +142,6 @@ export const jobs = createRouter()
     const auth = c.var.auth
     const row: JobRow | null = auth ? await findJob(c.env.DB, auth.workspaceId, id) : await findJobById(c.env.DB, id)
     if (!row) throw new ApiError('job_not_found', `No job ${id}`)
-    if (row.status !== 'succeeded' || !row.result_key) {
-      throw new ApiError('job_not_found', `Job ${id} has no result (status ${row.status})`)
-    }
-    if (resultExpired(row)) {
-      throw new ApiError('asset_expired', `The result of job ${id} expired at ${row.expires_at}; job metadata remains`)
-    }
-    const object = await c.env.BUCKET.get(row.result_key)
-    if (!object) throw new ApiError('asset_expired', `The result of job ${id} is no longer stored`)
-    return c.body(object.body, 200, {
-      'content-type': row.result_content_type ?? 'image/png',
-      'content-length': String(object.size),
-      'cache-control': 'private, max-age=600',
-    })
+    const stored = await readResult(c.env, row, `job ${id}`)
+    return c.body(stored.body, 200, stored.headers)
   })

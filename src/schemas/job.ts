@@ -84,3 +84,15 @@ export const JobListQuery = z.object({
 export const JobListSchema = z
   .object({ jobs: z.array(JobSchema), nextCursor: z.string().nullable() })
   .openapi('JobList', { example: { jobs: [EXAMPLE_JOB], nextCursor: null } })
+
+/** The query of a signed result URL (a job's or an export's `result.url`). */
+export const ResultQuery = z.object({
+  exp: z
+    .string()
+    .optional()
+    .openapi({ description: 'Expiry of a signed result URL (from result.url)', example: '1777887601' }),
+  sig: z.string().optional().openapi({
+    description: 'Signature of a signed result URL',
+    example: '9c1e5d0b7a3f28e4c6b1d9a05f7e3c2b8a4d6f1e0c9b7a5d3f2e1c0b9a8d7f6e',
+  }),
+})

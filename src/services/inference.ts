@@ -8,7 +8,8 @@
  */
 import { ApiError, type ErrorCode } from '../errors'
 import { CLIENT_ERROR_CODES, INFERENCE_ERRORS, isInferenceErrorCode } from '../contract/errors'
-import type { ErrorFrame } from '../contract/frames'
+import { type ErrorFrame, type Notice, type OutputFrame, readFrames } from '../contract/frames'
+import type { InferenceStage } from '../contract/stages'
 import { type PartManifest, signInferenceToken } from '../contract/signing'
 
 const READY_TIMEOUT_MS = 5_000
@@ -183,6 +184,103 @@ function isTimeout(err: unknown): boolean {
 function retryAfterOf(res: Response): number | undefined {
   const v = Number(res.headers.get('retry-after'))
   return Number.isFinite(v) && v > 0 ? v : undefined
+}
+
+/** An output of a call as stored: where, what, and the length and hash a later call is signed over. */
+export interface StoredOutput {
+  name: string
+  key: string
+  contentType: string
+  width?: number
+  height?: number
+  size: number
+  sha256: string
+}
+
+/** What a finished call left: its outputs, and what its `done` frame said. */
+export interface CallOutcome {
+  outputs: StoredOutput[]
+  modelVersion: string
+  warnings: Notice[]
+}
+
+export interface AnswerHandlers {
+  /** Called as the server passes each stage. */
+  onStage?(stage: InferenceStage): Promise<void>
+  /** Stores one output's bytes (the stream must be read to its end before the next frame). */
+  store(output: Omit<OutputFrame, 'type'>, body: ReadableStream<Uint8Array>): Promise<StoredOutput>
+  /** Errors of the handlers' own that must pass through as they are (e.g. a job canceled meanwhile). */
+  passThrough?(err: unknown): boolean
+}
+
+/**
+ * Reads a job route's answer as it comes: stages as the server passes them, each output handed to
+ * `store`, and `done` ends the call. An `error` frame, or an answer that ends without `done`, is an
+ * inference failure like an error status; a connection lost mid-answer is a lost server.
+ */
+export async function receiveAnswer(answer: Response, handlers: AnswerHandlers): Promise<CallOutcome> {
+  if (!answer.body) throw new InferenceFailure('processor_unavailable', 'The answer had no body', 502, true)
+  const outputs: StoredOutput[] = []
+  try {
+    for await (const frame of readFrames(answer.body)) {
+      switch (frame.type) {
+        case 'stage':
+          await handlers.onStage?.(frame.stage)
+          break
+        case 'output': {
+          const { body, type: _type, ...output } = frame
+          outputs.push(await handlers.store(output, body))
+          break
+        }
+        case 'done':
+          return { outputs, modelVersion: frame.modelVersion, warnings: frame.warnings }
+        case 'error':
+          throw InferenceFailure.fromFrame(frame)
+      }
+    }
+  } catch (err) {
+    if (err instanceof InferenceFailure || handlers.passThrough?.(err)) throw err
+    // A connection lost while reading the answer (or an output that could not be stored from it)
+    // is a lost server, like one that never answered: the call may be retried.
+    throw new InferenceFailure('processor_unavailable', `The answer was cut off: ${String(err)}`, 502, true)
+  }
+  throw new InferenceFailure(
+    'processor_unavailable',
+    'The inference server closed the answer before it was done',
+    502,
+    true,
+  )
+}
+
+/** How long a client-facing call (a revision) may take before the client gets 503. */
+const CALL_NOW_TIMEOUT_MS = 120_000
+
+/**
+ * One short editing call while the client waits (a revision's strokes): sent to a server that is
+ * ready, outputs stored by `store`. No server ready, or one lost mid-call → 503 with Retry-After.
+ */
+export async function callNow(
+  env: { INFERENCE_URL: string; INFERENCE_SIGNING_KEY: string },
+  route: string,
+  parts: RequestPart[],
+  store: AnswerHandlers['store'],
+): Promise<CallOutcome> {
+  const client = InferenceClient.fromEnv(env)
+  const readiness = await client.ready()
+  if (readiness.state !== 'ready') {
+    throw new ApiError('processor_unavailable', 'No inference server can take the request now', {
+      retryAfter: readiness.retryAfter ?? 5,
+    })
+  }
+  try {
+    const answer = await client.call(readiness.url, route, parts, AbortSignal.timeout(CALL_NOW_TIMEOUT_MS))
+    return await receiveAnswer(answer, { store })
+  } catch (err) {
+    if (err instanceof InferenceFailure) throw inferenceProblem(err)
+    if (isTimeout(err))
+      throw new ApiError('processor_unavailable', 'The inference server did not answer in time', { retryAfter: 5 })
+    throw err
+  }
 }
 
 /** Maps an inference failure seen while a client waits on the request to its SPEC.md §7 problem. */

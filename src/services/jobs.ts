@@ -3,7 +3,7 @@
  * Job records in D1 and their public shape (SPEC.md §2 Job). The JobRun Durable Object owns a
  * running job's state and writes it through to D1; these functions create, read and list.
  */
-import type { Job, JobStage, JobStatus } from '../schemas/job'
+import { type Job, type JobStage, type JobStatus, PUBLIC_JOB_KINDS } from '../schemas/job'
 import { ApiError } from '../errors'
 import { DAY_MS, iso } from '../lib/time'
 import type { Env } from '../env'
@@ -11,6 +11,7 @@ import type { JobInputs, JobKindName } from '../jobs'
 import { jobEvent } from '../lib/events'
 import { holdStatements, quotaExhausted, settleStatements } from './credits'
 import { publishEvent } from './events'
+import { afterCursor, pageOf } from '../lib/cursor'
 import { signResultPath } from './result-url'
 
 /** Result bytes are kept this long after a job ends (SPEC.md §8). */
@@ -19,7 +20,7 @@ export const RESULT_RETENTION_MS = DAY_MS
 export interface JobRow {
   id: string
   workspace_id: string
-  kind: 'remove_background' | 'virtual_try_on'
+  kind: JobKindName
   status: JobStatus
   stage: JobStage
   format: string
@@ -50,19 +51,22 @@ export interface NewJob {
   /** The result's format (`png` for removals). */
   format: string
   batchId?: string
+  projectId?: string
 }
 
 /**
  * Inserts queued jobs, with one credit hold each when `hold`, atomically: if the credits do not
  * cover them all, no hold and no job exists afterwards and 402 is thrown. `alongside` are
  * statements of the same transaction that must happen only if the jobs do (e.g. the batch row):
- * guard them with `WHERE EXISTS (SELECT 1 FROM jobs WHERE id = <a job's id>)`.
+ * guard them with `WHERE EXISTS (SELECT 1 FROM jobs WHERE id = <a job's id>)`. `guard` is a
+ * condition each job's insert must meet (e.g. a project's refinement cap); a job it stops is not
+ * inserted. Returns how many jobs were.
  */
 export async function insertJobs(
   db: D1Database,
   jobs: NewJob[],
-  { hold, alongside = [] }: { hold: boolean; alongside?: D1PreparedStatement[] },
-): Promise<void> {
+  { hold, alongside = [], guard }: InsertOptions,
+): Promise<number> {
   const now = iso()
   const holds = hold
     ? holdStatements(
@@ -74,9 +78,9 @@ export async function insertJobs(
   const inserts = jobs.map((job) =>
     db
       .prepare(
-        `INSERT INTO jobs (id, workspace_id, kind, status, stage, format, options, source_key, batch_id, created_at)
-         SELECT ?, ?, ?, 'queued', 'queued', ?, ?, ?, ?, ?
-         WHERE ? OR EXISTS (SELECT 1 FROM credit_holds WHERE job_id = ?)`,
+        `INSERT INTO jobs (id, workspace_id, kind, status, stage, format, options, source_key, batch_id, project_id, created_at)
+         SELECT ?, ?, ?, 'queued', 'queued', ?, ?, ?, ?, ?, ?
+         WHERE (? OR EXISTS (SELECT 1 FROM credit_holds WHERE job_id = ?)) AND ${guard?.sql ?? '1'}`,
       )
       .bind(
         job.id,
@@ -86,13 +90,22 @@ export async function insertJobs(
         JSON.stringify(job.options),
         job.sourceKey,
         job.batchId ?? null,
+        job.projectId ?? null,
         now,
         hold ? 0 : 1,
         job.id,
+        ...(guard?.args ?? []),
       ),
   )
-  const [take] = await db.batch([...holds, ...inserts, ...alongside])
-  if (hold && take.meta.changes !== 1) throw quotaExhausted()
+  const results = await db.batch([...holds, ...inserts, ...alongside])
+  if (hold && results[0].meta.changes !== 1) throw quotaExhausted()
+  return results.slice(holds.length, holds.length + inserts.length).reduce((n, r) => n + r.meta.changes, 0)
+}
+
+export interface InsertOptions {
+  hold: boolean
+  alongside?: D1PreparedStatement[]
+  guard?: { sql: string; args: unknown[] }
 }
 
 export type TerminalStatus = 'succeeded' | 'failed' | 'canceled'
@@ -118,9 +131,12 @@ export function finishJobStatements(
   ]
 }
 
+/** SQL matching the public kinds: a project's refinements and exports are not jobs to users. */
+const PUBLIC_KIND_SQL = `kind IN (${PUBLIC_JOB_KINDS.map((k) => `'${k}'`).join(', ')})`
+
 export async function findJob(db: D1Database, workspaceId: string, id: string): Promise<JobRow> {
   const row = await db
-    .prepare('SELECT * FROM jobs WHERE id = ? AND workspace_id = ?')
+    .prepare(`SELECT * FROM jobs WHERE id = ? AND workspace_id = ? AND ${PUBLIC_KIND_SQL}`)
     .bind(id, workspaceId)
     .first<JobRow>()
   if (!row) throw new ApiError('job_not_found', `No job ${id} in this workspace`)
@@ -128,7 +144,34 @@ export async function findJob(db: D1Database, workspaceId: string, id: string): 
 }
 
 export async function findJobById(db: D1Database, id: string): Promise<JobRow | null> {
-  return db.prepare('SELECT * FROM jobs WHERE id = ?').bind(id).first<JobRow>()
+  return db.prepare(`SELECT * FROM jobs WHERE id = ? AND ${PUBLIC_KIND_SQL}`).bind(id).first<JobRow>()
+}
+
+/**
+ * The stored result of a succeeded job (a removal's, an export's): 404 without one, 410
+ * `asset_expired` once its bytes are past retention (the metadata stays).
+ */
+export async function readResult(
+  env: Env,
+  row: JobRow,
+  what: string,
+): Promise<{ body: ReadableStream; headers: Record<string, string> }> {
+  if (row.status !== 'succeeded' || !row.result_key) {
+    throw new ApiError('job_not_found', `${what} has no result (status ${row.status})`)
+  }
+  if (resultExpired(row)) {
+    throw new ApiError('asset_expired', `The result of ${what} expired at ${row.expires_at}; its metadata remains`)
+  }
+  const object = await env.BUCKET.get(row.result_key)
+  if (!object) throw new ApiError('asset_expired', `The result of ${what} is no longer stored`)
+  return {
+    body: object.body,
+    headers: {
+      'content-type': row.result_content_type ?? 'image/png',
+      'content-length': String(object.size),
+      'cache-control': 'private, max-age=600',
+    },
+  }
 }
 
 export function resultExpired(row: JobRow, now = Date.now()): boolean {
@@ -139,12 +182,12 @@ export async function toJob(row: JobRow, resultSecret: string): Promise<Job> {
   const self = `/v1/jobs/${row.id}`
   let result: Job['result'] = null
   if (row.status === 'succeeded' && row.result_key && !resultExpired(row)) {
-    const signed = await signResultPath(resultSecret, row.id)
+    const signed = await signResultPath(resultSecret, `${self}/result`)
     result = { url: signed.path, contentType: row.result_content_type ?? 'image/png', expiresAt: signed.expiresAt }
   }
   return {
     id: row.id,
-    kind: row.kind,
+    kind: row.kind as Job['kind'],
     ...(row.project_id ? { projectId: row.project_id } : {}),
     ...(row.batch_id ? { batchId: row.batch_id } : {}),
     status: row.status,
@@ -166,7 +209,7 @@ export interface JobQuery {
   limit?: number
   cursor?: string
   status?: JobStatus
-  kind?: JobRow['kind']
+  kind?: Job['kind']
   batchId?: string
   projectId?: string
 }
@@ -174,7 +217,7 @@ export interface JobQuery {
 /** Newest first; the cursor is the (createdAt, id) of the last job returned. */
 export async function listJobs(db: D1Database, workspaceId: string, q: JobQuery) {
   const limit = q.limit ?? 20
-  const where = ['workspace_id = ?']
+  const where = ['workspace_id = ?', PUBLIC_KIND_SQL]
   const args: unknown[] = [workspaceId]
   for (const [column, value] of [
     ['status', q.status],
@@ -188,31 +231,15 @@ export async function listJobs(db: D1Database, workspaceId: string, q: JobQuery)
     }
   }
   if (q.cursor) {
-    const [createdAt, id] = decodeCursor(q.cursor)
-    where.push('(created_at < ? OR (created_at = ? AND id < ?))')
-    args.push(createdAt, createdAt, id)
+    const after = afterCursor(q.cursor)
+    where.push(after.sql)
+    args.push(...after.args)
   }
   const { results } = await db
     .prepare(`SELECT * FROM jobs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`)
     .bind(...args, limit + 1)
     .all<JobRow>()
-  const page = results.slice(0, limit)
-  const last = page.at(-1)
-  return { rows: page, nextCursor: results.length > limit && last ? encodeCursor(last) : null }
-}
-
-function encodeCursor(row: JobRow): string {
-  return btoa(`${row.created_at}|${row.id}`).replaceAll('=', '')
-}
-
-function decodeCursor(cursor: string): [string, string] {
-  try {
-    const [createdAt, id] = atob(cursor).split('|')
-    if (createdAt && id) return [createdAt, id]
-  } catch {
-    // fall through
-  }
-  throw new ApiError('invalid_input', 'Expected a cursor returned by a previous page', { field: 'cursor' })
+  return pageOf(results, limit)
 }
 
 /** What the runner of a new job is started with. */
@@ -227,18 +254,19 @@ export interface JobStart<K extends JobKindName = JobKindName> {
 
 /**
  * Accepts new jobs: inserts them (with their holds when the kind holds credits) and starts each
- * one's runner. A job whose runner cannot be reached ends failed at once; returns how many did.
+ * one's runner; when `guard` stops them, throws `refused()` and starts none. A job whose runner cannot be reached ends failed at once; returns how many did.
  */
 export async function acceptJobs(
   env: Env,
   jobs: { row: NewJob; start: JobStart }[],
-  opts: { hold: boolean; alongside?: D1PreparedStatement[] },
+  opts: InsertOptions & { refused?: () => ApiError },
 ): Promise<number> {
-  await insertJobs(
+  const inserted = await insertJobs(
     env.DB,
     jobs.map((j) => j.row),
     opts,
   )
+  if (inserted < jobs.length) throw opts.refused?.() ?? new Error('Expected every job to be inserted')
   const started = await Promise.allSettled(
     jobs.map(({ start }) => env.JOB_RUN.get(env.JOB_RUN.idFromName(start.jobId)).start(start)),
   )

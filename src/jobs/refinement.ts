@@ -1,0 +1,66 @@
+/**
+ * @module
+ * `refinement` (internal; DESIGN.md §3 Refinements): the project's source and a base revision's
+ * mask in, a refined mask out, recorded as the next revision when the base is still the newest.
+ * Holds no credit; reports `image.refinement.completed.v1` to webhooks and the project's stream.
+ */
+import { MASK_OUTPUT, type Recipe, type RefineRequest } from '../contract/editing'
+import { jsonPart } from '../contract/signing'
+import { maskKey, revisionInsert } from '../services/revisions'
+import { describeRefinement } from '../services/refinements'
+import { JobRejected, type JobKind, type StoredSource, sourcePart } from './kind'
+
+export interface RefinementInput {
+  projectId: string
+  baseRevisionId: string
+  baseNumber: number
+  /** The recipe the new revision keeps from its base. */
+  baseRecipe: Recipe | null
+  /** The id the new revision gets (its mask is stored under it). */
+  revisionId: string
+  source: StoredSource
+  mask: StoredSource
+  request: RefineRequest
+}
+
+export const refinement: JobKind<RefinementInput> = {
+  route: '/v1/refine',
+  holdsCredit: false,
+  async parts(env, { input }) {
+    return [
+      await jsonPart('options', input.request),
+      await sourcePart(env, 'image', input.source),
+      await sourcePart(env, 'mask', input.mask),
+    ]
+  },
+  outputKey: ({ input }) => maskKey(input.projectId, input.revisionId),
+  async completed(env, { jobId, input }, outputs) {
+    const mask = outputs.find((o) => o.name === MASK_OUTPUT)
+    if (!mask) throw new JobRejected('processing_failed', 'The inference server returned no mask')
+    const known = await env.DB.prepare('SELECT 1 FROM revisions WHERE id = ?').bind(input.revisionId).first()
+    if (known) return // a retried completion
+    const [insert] = await env.DB.batch([
+      revisionInsert(env.DB, {
+        id: input.revisionId,
+        projectId: input.projectId,
+        number: input.baseNumber + 1,
+        baseRevisionId: input.baseRevisionId,
+        strokes: [],
+        recipe: input.baseRecipe,
+        refinementId: jobId,
+        mask: { key: mask.key, size: mask.size, sha256: mask.sha256 },
+      }),
+    ])
+    if (insert.meta.changes !== 1) {
+      await env.BUCKET.delete(mask.key)
+      throw new JobRejected(
+        'revision_conflict',
+        `Revision ${input.baseRevisionId} stopped being the newest while the refinement ran; refine the newest one`,
+      )
+    }
+  },
+  report: {
+    event: 'image.refinement.completed.v1',
+    describe: (env, job) => describeRefinement(env, job.jobId, job.input.projectId),
+  },
+}

@@ -1,0 +1,170 @@
+/**
+ * @module
+ * A project's refinements and exports (SPEC.md §4 Projects and editing; DESIGN.md §3 Refinements,
+ * Exports): both queue internal jobs on the job runner and cost no credit. A refinement answers
+ * 202 and ends as a new revision; an export answers 201 when done within `Prefer: wait` (8 s by
+ * default), else 202, and its result is read like a job's.
+ */
+import { createRoute } from '@hono/zod-openapi'
+import { errorResponses, problemContent } from '../errors'
+import { createRouter, preferWaitSeconds } from '../lib/router'
+import { authorize, resultAccess } from '../middleware/auth'
+import { IdempotencyHeaders, IdParams, json, Uuid } from '../schemas/common'
+import { ExportCreateSchema, ExportSchema, RefinementCreateSchema, RefinementSchema } from '../schemas/project'
+import { acceptExport, findExport, findExportById, toExport } from '../services/exports'
+import { readResult } from '../services/jobs'
+import { findProject } from '../services/projects'
+import { acceptRefinement, findRefinement, toRefinement } from '../services/refinements'
+import { ResultQuery } from '../schemas/job'
+
+const security = [{ Bearer: [] }]
+const tags = ['Projects']
+/** Exports wait this long for their result unless `Prefer: wait` says otherwise (DESIGN.md §3). */
+const DEFAULT_EXPORT_WAIT_SECONDS = 8
+
+const RefinementParams = IdParams.extend({
+  refinementId: Uuid.openapi({
+    param: { name: 'refinementId', in: 'path' },
+    example: '3c4d5e6f-7a8b-4c9d-8e1f-2a3b4c5d6e7f',
+  }),
+})
+const ExportParams = IdParams.extend({
+  exportId: Uuid.openapi({ param: { name: 'exportId', in: 'path' }, example: '4d5e6f7a-8b9c-4d0e-9f2a-3b4c5d6e7f80' }),
+})
+const Location = { Location: { schema: { type: 'string' as const } } }
+
+const createRefinement = createRoute({
+  method: 'post',
+  path: '/v1/projects/{id}/refinements',
+  operationId: 'createRefinement',
+  summary: 'Refine the newest revision inside a box and/or around labelled points',
+  tags,
+  security,
+  middleware: [authorize('POST /v1/projects/{id}/refinements')] as const,
+  request: {
+    params: IdParams,
+    body: { required: true, content: { 'application/json': { schema: RefinementCreateSchema } } },
+  },
+  responses: {
+    202: { ...json(RefinementSchema, 'Queued; it ends as a new revision'), headers: Location },
+    ...errorResponses,
+    409: problemContent('baseRevisionId is not the newest revision (revision_conflict)'),
+    429: problemContent('The project has used its 20 refinements, or the request rate is exceeded'),
+  },
+})
+
+const getRefinement = createRoute({
+  method: 'get',
+  path: '/v1/projects/{id}/refinements/{refinementId}',
+  operationId: 'getRefinement',
+  summary: 'Get a refinement',
+  tags,
+  security,
+  middleware: [authorize('GET /v1/projects/{id}/refinements/{refinementId}')] as const,
+  request: { params: RefinementParams },
+  responses: { 200: json(RefinementSchema, 'The refinement'), ...errorResponses },
+})
+
+const createExport = createRoute({
+  method: 'post',
+  path: '/v1/projects/{id}/exports',
+  operationId: 'createExport',
+  summary: 'Render a revision as png, webp, jpeg, zip or psd',
+  tags,
+  security,
+  middleware: [authorize('POST /v1/projects/{id}/exports')] as const,
+  request: {
+    params: IdParams,
+    headers: IdempotencyHeaders.pick({ prefer: true }),
+    body: { required: true, content: { 'application/json': { schema: ExportCreateSchema } } },
+  },
+  responses: {
+    201: { ...json(ExportSchema, 'Rendered within the bounded wait'), headers: Location },
+    202: { ...json(ExportSchema, 'Accepted; poll Location or watch the project’s events'), headers: Location },
+    ...errorResponses,
+  },
+})
+
+const getExport = createRoute({
+  method: 'get',
+  path: '/v1/projects/{id}/exports/{exportId}',
+  operationId: 'getExport',
+  summary: 'Get an export and its signed result URL',
+  tags,
+  security,
+  middleware: [authorize('GET /v1/projects/{id}/exports/{exportId}')] as const,
+  request: { params: ExportParams },
+  responses: { 200: json(ExportSchema, 'The export'), ...errorResponses },
+})
+
+const exportResult = createRoute({
+  method: 'get',
+  path: '/v1/projects/{id}/exports/{exportId}/result',
+  operationId: 'getExportResult',
+  summary: "Download an export's bytes",
+  tags,
+  security: [{ Bearer: [] }, {}],
+  middleware: [resultAccess('GET /v1/projects/{id}/exports/{exportId}/result')] as const,
+  request: { params: ExportParams, query: ResultQuery },
+  responses: {
+    200: {
+      description: 'The rendered file; Content-Type is the format’s',
+      content: {
+        'image/png': { schema: { type: 'string', format: 'binary' } },
+        'image/webp': { schema: { type: 'string', format: 'binary' } },
+        'image/jpeg': { schema: { type: 'string', format: 'binary' } },
+        'application/zip': { schema: { type: 'string', format: 'binary' } },
+        'image/vnd.adobe.photoshop': { schema: { type: 'string', format: 'binary' } },
+      },
+    },
+    ...errorResponses,
+    410: problemContent('The bytes expired (kept 24 hours after completion)'),
+  },
+})
+
+export const projectEdits = createRouter()
+  .openapi(createRefinement, async (c) => {
+    const auth = c.get('auth')
+    const project = await findProject(c.env.DB, auth.workspaceId, c.req.valid('param').id)
+    const row = await acceptRefinement(c.env, { auth, requestId: c.get('requestId') }, project, c.req.valid('json'))
+    c.header('Location', `/v1/projects/${project.id}/refinements/${row.id}`)
+    return c.json(await toRefinement(c.env.DB, row), 202)
+  })
+  .openapi(getRefinement, async (c) => {
+    const { id, refinementId } = c.req.valid('param')
+    const row = await findRefinement(c.env.DB, c.get('auth').workspaceId, id, refinementId)
+    return c.json(await toRefinement(c.env.DB, row), 200)
+  })
+  .openapi(createExport, async (c) => {
+    const auth = c.get('auth')
+    const project = await findProject(c.env.DB, auth.workspaceId, c.req.valid('param').id)
+    const prefer = preferWaitSeconds(c.req.valid('header').prefer)
+    const row = await acceptExport(c.env, { auth, requestId: c.get('requestId') }, project, c.req.valid('json'))
+    const waitSeconds = prefer ?? DEFAULT_EXPORT_WAIT_SECONDS
+    const finished = waitSeconds
+      ? await c.env.JOB_RUN.get(c.env.JOB_RUN.idFromName(row.id)).waitForTerminal(waitSeconds * 1000)
+      : false
+    if (prefer !== null) c.header('Preference-Applied', `wait=${prefer}`)
+    const view = await toExport(
+      await findExport(c.env.DB, auth.workspaceId, project.id, row.id),
+      c.env.RESULT_SIGNING_KEY,
+    )
+    c.header('Location', `/v1/projects/${project.id}/exports/${row.id}`)
+    return finished ? c.json(view, 201) : c.json(view, 202)
+  })
+  .openapi(getExport, async (c) => {
+    const { id, exportId } = c.req.valid('param')
+    const row = await findExport(c.env.DB, c.get('auth').workspaceId, id, exportId)
+    return c.json(await toExport(row, c.env.RESULT_SIGNING_KEY), 200)
+  })
+  .openapi(exportResult, async (c) => {
+    const id = c.req.param('id') ?? ''
+    const exportId = c.req.param('exportId') ?? ''
+    const auth = c.var.auth
+    // A signed URL carries no credential: the signature over this path is the authorization.
+    const row = auth
+      ? await findExport(c.env.DB, auth.workspaceId, id, exportId)
+      : await findExportById(c.env.DB, id, exportId)
+    const stored = await readResult(c.env, row, `export ${exportId}`)
+    return c.body(stored.body, 200, stored.headers)
+  })

@@ -1,0 +1,235 @@
+/**
+ * @module
+ * Projects and revisions (SPEC.md §4 Projects and editing; DESIGN.md §3 Projects): a project from
+ * a succeeded removal, its immutable revisions (strokes over the newest one, 409 on a stale base)
+ * and their masks, and the project's event stream. Sign-in (a key or session) is required.
+ */
+import { createRoute } from '@hono/zod-openapi'
+import { errorResponses, problemContent } from '../errors'
+import { createRouter } from '../lib/router'
+import { authorize } from '../middleware/auth'
+import { IdParams, json, Uuid } from '../schemas/common'
+import {
+  ProjectCreateSchema,
+  ProjectListQuery,
+  ProjectListSchema,
+  ProjectSchema,
+  RevisionCreateSchema,
+  RevisionListSchema,
+  RevisionSchema,
+} from '../schemas/project'
+import { projectStream } from '../services/events'
+import { createProject, deleteProject, findProject, listProjects, toProject } from '../services/projects'
+import { createRevision, findRevision, listRevisions, toRevision } from '../services/revisions'
+
+const security = [{ Bearer: [] }]
+const tags = ['Projects']
+
+export const RevisionParams = IdParams.extend({
+  revisionId: Uuid.openapi({
+    param: { name: 'revisionId', in: 'path' },
+    example: '2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e',
+  }),
+})
+
+const create = createRoute({
+  method: 'post',
+  path: '/v1/projects',
+  operationId: 'createProject',
+  summary: 'Start an editing project from a succeeded removal job',
+  tags,
+  security,
+  middleware: [authorize('POST /v1/projects')] as const,
+  request: { body: { required: true, content: { 'application/json': { schema: ProjectCreateSchema } } } },
+  responses: {
+    201: {
+      ...json(ProjectSchema, 'Created, with revision 1: the removal’s mask at the source’s size'),
+      headers: { Location: { schema: { type: 'string' } } },
+    },
+    ...errorResponses,
+    410: problemContent('The removal’s result or source is past retention'),
+  },
+})
+
+const list = createRoute({
+  method: 'get',
+  path: '/v1/projects',
+  operationId: 'listProjects',
+  summary: "List the workspace's projects, newest first",
+  tags,
+  security,
+  middleware: [authorize('GET /v1/projects')] as const,
+  request: { query: ProjectListQuery },
+  responses: { 200: json(ProjectListSchema, 'Projects, newest first'), ...errorResponses },
+})
+
+const getOne = createRoute({
+  method: 'get',
+  path: '/v1/projects/{id}',
+  operationId: 'getProject',
+  summary: 'Get a project and its current revision',
+  tags,
+  security,
+  middleware: [authorize('GET /v1/projects/{id}')] as const,
+  request: { params: IdParams },
+  responses: { 200: json(ProjectSchema, 'The project'), ...errorResponses },
+})
+
+const remove = createRoute({
+  method: 'delete',
+  path: '/v1/projects/{id}',
+  operationId: 'deleteProject',
+  summary: 'Delete a project with its source copy, masks, refinements and exports',
+  tags,
+  security,
+  middleware: [authorize('DELETE /v1/projects/{id}')] as const,
+  request: { params: IdParams },
+  responses: { 204: { description: 'Deleted' }, ...errorResponses },
+})
+
+const events = createRoute({
+  method: 'get',
+  path: '/v1/projects/{id}/events',
+  operationId: 'streamProjectEvents',
+  summary: "Stream a project's refinement and export events (server-sent events)",
+  tags,
+  security,
+  middleware: [authorize('GET /v1/projects/{id}/events')] as const,
+  request: { params: IdParams },
+  responses: {
+    200: {
+      description:
+        'image.refinement.completed.v1 and image.export.completed.v1 as they happen; reconnect with Last-Event-ID',
+      content: {
+        'text/event-stream': {
+          schema: { type: 'string' },
+          example:
+            'id: 5c7e…\nevent: image.export.completed.v1\ndata: {"id":"5c7e…","type":"image.export.completed.v1",…}\n\n',
+        },
+      },
+    },
+    ...errorResponses,
+  },
+})
+
+const listRevs = createRoute({
+  method: 'get',
+  path: '/v1/projects/{id}/revisions',
+  operationId: 'listRevisions',
+  summary: "List a project's revisions, newest (current) first",
+  tags,
+  security,
+  middleware: [authorize('GET /v1/projects/{id}/revisions')] as const,
+  request: { params: IdParams },
+  responses: { 200: json(RevisionListSchema, 'Revisions, newest first'), ...errorResponses },
+})
+
+const createRev = createRoute({
+  method: 'post',
+  path: '/v1/projects/{id}/revisions',
+  operationId: 'createRevision',
+  summary: 'Edit the newest revision with brush strokes and/or a recipe',
+  tags,
+  security,
+  middleware: [authorize('POST /v1/projects/{id}/revisions')] as const,
+  request: {
+    params: IdParams,
+    body: { required: true, content: { 'application/json': { schema: RevisionCreateSchema } } },
+  },
+  responses: {
+    201: {
+      ...json(RevisionSchema, 'The new revision, now current'),
+      headers: { Location: { schema: { type: 'string' } } },
+    },
+    ...errorResponses,
+    409: problemContent('baseRevisionId is not the newest revision (revision_conflict)'),
+  },
+})
+
+const getRev = createRoute({
+  method: 'get',
+  path: '/v1/projects/{id}/revisions/{revisionId}',
+  operationId: 'getRevision',
+  summary: 'Get a revision',
+  tags,
+  security,
+  middleware: [authorize('GET /v1/projects/{id}/revisions/{revisionId}')] as const,
+  request: { params: RevisionParams },
+  responses: { 200: json(RevisionSchema, 'The revision'), ...errorResponses },
+})
+
+const getMask = createRoute({
+  method: 'get',
+  path: '/v1/projects/{id}/revisions/{revisionId}/mask',
+  operationId: 'getRevisionMask',
+  summary: "Download a revision's mask (8-bit grayscale PNG at the source's size)",
+  tags,
+  security,
+  middleware: [authorize('GET /v1/projects/{id}/revisions/{revisionId}/mask')] as const,
+  request: { params: RevisionParams },
+  responses: {
+    200: { description: 'The mask', content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } },
+    ...errorResponses,
+  },
+})
+
+export const projects = createRouter()
+  .openapi(create, async (c) => {
+    const { workspaceId } = c.get('auth')
+    const row = await createProject(c.env, workspaceId, c.req.valid('json'))
+    const project = await toProject(c.env.DB, row)
+    c.header('Location', project.links.self)
+    return c.json(project, 201)
+  })
+  .openapi(list, async (c) => {
+    const page = await listProjects(c.env.DB, c.get('auth').workspaceId, c.req.valid('query'))
+    const items = await Promise.all(page.rows.map((row) => toProject(c.env.DB, row)))
+    return c.json({ projects: items, nextCursor: page.nextCursor }, 200)
+  })
+  .openapi(getOne, async (c) => {
+    const row = await findProject(c.env.DB, c.get('auth').workspaceId, c.req.valid('param').id)
+    return c.json(await toProject(c.env.DB, row), 200)
+  })
+  .openapi(remove, async (c) => {
+    const row = await findProject(c.env.DB, c.get('auth').workspaceId, c.req.valid('param').id)
+    await deleteProject(c.env, row)
+    return c.body(null, 204)
+  })
+  .openapi(events, async (c) => {
+    const { id } = c.req.valid('param')
+    await findProject(c.env.DB, c.get('auth').workspaceId, id)
+    const headers = new Headers()
+    const lastEventId = c.req.header('last-event-id')
+    if (lastEventId) headers.set('last-event-id', lastEventId)
+    const stream = await projectStream(c.env, id).fetch('https://project-stream/events', { headers })
+    // A Durable Object's response has immutable headers; copy it so middleware can add its own.
+    return new Response(stream.body, stream) as unknown as Response
+  })
+  .openapi(listRevs, async (c) => {
+    const project = await findProject(c.env.DB, c.get('auth').workspaceId, c.req.valid('param').id)
+    return c.json({ revisions: (await listRevisions(c.env.DB, project.id)).map(toRevision) }, 200)
+  })
+  .openapi(createRev, async (c) => {
+    const project = await findProject(c.env.DB, c.get('auth').workspaceId, c.req.valid('param').id)
+    const revision = toRevision(await createRevision(c.env, project, c.req.valid('json')))
+    c.header('Location', revision.links.self)
+    return c.json(revision, 201)
+  })
+  .openapi(getRev, async (c) => {
+    const { id, revisionId } = c.req.valid('param')
+    const project = await findProject(c.env.DB, c.get('auth').workspaceId, id)
+    return c.json(toRevision(await findRevision(c.env.DB, project.id, revisionId)), 200)
+  })
+  .openapi(getMask, async (c) => {
+    const { id, revisionId } = c.req.valid('param')
+    const project = await findProject(c.env.DB, c.get('auth').workspaceId, id)
+    const revision = await findRevision(c.env.DB, project.id, revisionId)
+    const object = await c.env.BUCKET.get(revision.mask_key)
+    if (!object) throw new Error(`The mask of revision ${revision.id} is missing from storage`)
+    // Revisions are immutable: the same URL always gives the same bytes.
+    return c.body(object.body, 200, {
+      'content-type': 'image/png',
+      'content-length': String(object.size),
+      'cache-control': 'private, max-age=31536000, immutable',
+    })
+  })

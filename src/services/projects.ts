@@ -1,0 +1,214 @@
+/**
+ * @module
+ * Projects (DESIGN.md §3 Projects): made from a succeeded removal, they keep a copy of its source
+ * and every revision's mask under `projects/<id>/` until they are deleted, out of the 24-hour
+ * result retention. Revision 1 is the removal's mask at the source's size.
+ */
+import type { Env } from '../env'
+import { ApiError } from '../errors'
+import { afterCursor, pageOf } from '../lib/cursor'
+import { copyHashed } from '../lib/storage'
+import { iso } from '../lib/time'
+import type { Project } from '../schemas/project'
+import { InferenceClient, inferenceProblem, InferenceFailure } from './inference'
+import { findJob, resultExpired } from './jobs'
+import { projectStream } from './events'
+import { type RevisionRow, reviseMask, revisionInsert } from './revisions'
+
+/** Refinements one project may run (SPEC.md §8). */
+export const REFINEMENTS_PER_PROJECT = 20
+
+export interface ProjectRow {
+  id: string
+  workspace_id: string
+  name: string
+  source_job_id: string
+  source_key: string
+  source_size: number
+  source_sha256: string
+  width: number
+  height: number
+  refinements_used: number
+  created_at: string
+}
+
+/** Where a project keeps its bytes; deleting the project deletes everything under it. */
+export const projectPrefix = (projectId: string) => `projects/${projectId}/`
+
+export async function findProject(db: D1Database, workspaceId: string, id: string): Promise<ProjectRow> {
+  const row = await db
+    .prepare('SELECT * FROM projects WHERE id = ? AND workspace_id = ?')
+    .bind(id, workspaceId)
+    .first<ProjectRow>()
+  if (!row) throw new ApiError('job_not_found', `No project ${id} in this workspace`)
+  return row
+}
+
+/** The newest revision (the current one). */
+export async function currentRevision(db: D1Database, projectId: string): Promise<RevisionRow> {
+  const row = await db
+    .prepare('SELECT * FROM revisions WHERE project_id = ? ORDER BY number DESC LIMIT 1')
+    .bind(projectId)
+    .first<RevisionRow>()
+  if (!row) throw new Error(`Project ${projectId} has no revision`)
+  return row
+}
+
+export async function toProject(db: D1Database, row: ProjectRow): Promise<Project> {
+  const current = await currentRevision(db, row.id)
+  const self = `/v1/projects/${row.id}`
+  return {
+    id: row.id,
+    name: row.name,
+    sourceJobId: row.source_job_id,
+    width: row.width,
+    height: row.height,
+    currentRevisionId: current.id,
+    refinementsUsed: row.refinements_used,
+    createdAt: row.created_at,
+    links: { self, revisions: `${self}/revisions`, events: `${self}/events` },
+  }
+}
+
+/**
+ * Makes a project from a succeeded removal job of the workspace: copies its source, turns its
+ * result into revision 1's mask at the source's upright size, and records both at once.
+ */
+export async function createProject(
+  env: Env,
+  workspaceId: string,
+  { jobId, name }: { jobId: string; name?: string },
+): Promise<ProjectRow> {
+  const job = await findJob(env.DB, workspaceId, jobId)
+  if (job.kind !== 'remove_background' || job.status !== 'succeeded' || !job.result_key) {
+    throw new ApiError('invalid_input', `Expected a succeeded removal job, but job ${jobId} is ${job.status}`, {
+      field: 'jobId',
+    })
+  }
+  if (resultExpired(job)) {
+    throw new ApiError('asset_expired', `The result of job ${jobId} expired at ${job.expires_at}`)
+  }
+  const id = crypto.randomUUID()
+  const revisionId = crypto.randomUUID()
+  const sourceKey = `${projectPrefix(id)}source`
+  try {
+    const source = await copyHashed(env.BUCKET, job.source_key, sourceKey)
+    if (!source) throw new ApiError('asset_expired', `The source image of job ${jobId} is no longer stored`)
+    const { width, height } = await uprightSize(env, { key: sourceKey, ...source })
+    // The removal's result (a cutout's alpha, or a mask) becomes revision 1's mask at source size.
+    const removalKey = `${projectPrefix(id)}removal`
+    const removal = await copyHashed(env.BUCKET, job.result_key, removalKey)
+    if (!removal) throw new ApiError('asset_expired', `The result of job ${jobId} is no longer stored`)
+    const mask = await reviseMask(env, {
+      projectId: id,
+      revisionId,
+      width,
+      height,
+      base: { key: removalKey, ...removal },
+      strokes: [],
+    })
+    const row: ProjectRow = {
+      id,
+      workspace_id: workspaceId,
+      name: name ?? `Project from job ${jobId.slice(0, 8)}`,
+      source_job_id: jobId,
+      source_key: sourceKey,
+      source_size: source.size,
+      source_sha256: source.sha256,
+      width,
+      height,
+      refinements_used: 0,
+      created_at: iso(),
+    }
+    await env.DB.batch([
+      env.DB.prepare(
+        `INSERT INTO projects (id, workspace_id, name, source_job_id, source_key, source_size, source_sha256, width, height, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).bind(id, workspaceId, row.name, jobId, sourceKey, source.size, source.sha256, width, height, row.created_at),
+      revisionInsert(env.DB, {
+        id: revisionId,
+        projectId: id,
+        number: 1,
+        baseRevisionId: null,
+        strokes: [],
+        recipe: null,
+        refinementId: null,
+        mask,
+      }),
+    ])
+    return row
+  } catch (err) {
+    await deleteProjectBytes(env, id)
+    throw err
+  }
+}
+
+/** The source's size after EXIF orientation, as the inference server decodes it. */
+async function uprightSize(env: Env, source: { key: string; size: number; sha256: string }) {
+  const object = await env.BUCKET.get(source.key)
+  if (!object) throw new ApiError('asset_expired', 'The source image is no longer stored')
+  try {
+    return await InferenceClient.fromEnv(env).inspect({
+      name: 'image',
+      type: 'application/octet-stream',
+      length: source.size,
+      sha256: source.sha256,
+      body: object.body,
+    })
+  } catch (err) {
+    if (err instanceof InferenceFailure) throw inferenceProblem(err)
+    throw err
+  }
+}
+
+export async function listProjects(db: D1Database, workspaceId: string, q: { limit?: number; cursor?: string }) {
+  const limit = q.limit ?? 20
+  const where = ['workspace_id = ?']
+  const args: unknown[] = [workspaceId]
+  if (q.cursor) {
+    const after = afterCursor(q.cursor)
+    where.push(after.sql)
+    args.push(...after.args)
+  }
+  const { results } = await db
+    .prepare(`SELECT * FROM projects WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`)
+    .bind(...args, limit + 1)
+    .all<ProjectRow>()
+  return pageOf(results, limit)
+}
+
+/**
+ * Deletes a project with its bytes (source, masks, export results), its revisions, and its
+ * refinements and exports; running ones are canceled first so none writes after.
+ */
+export async function deleteProject(env: Env, project: ProjectRow): Promise<void> {
+  const { results: active } = await env.DB.prepare(
+    `SELECT id FROM jobs WHERE project_id = ? AND status IN ('queued', 'processing')`,
+  )
+    .bind(project.id)
+    .all<{ id: string }>()
+  await Promise.all(active.map(({ id }) => env.JOB_RUN.get(env.JOB_RUN.idFromName(id)).cancel()))
+  const { results: exports } = await env.DB.prepare(
+    `SELECT result_key FROM jobs WHERE project_id = ? AND result_key IS NOT NULL`,
+  )
+    .bind(project.id)
+    .all<{ result_key: string }>()
+  if (exports.length) await env.BUCKET.delete(exports.map((e) => e.result_key))
+  await deleteProjectBytes(env, project.id)
+  await env.DB.batch([
+    env.DB.prepare('DELETE FROM revisions WHERE project_id = ?').bind(project.id),
+    env.DB.prepare('DELETE FROM jobs WHERE project_id = ?').bind(project.id),
+    env.DB.prepare('DELETE FROM projects WHERE id = ?').bind(project.id),
+  ])
+  await projectStream(env, project.id).clear()
+}
+
+/** Deletes every object under the project's prefix, a page at a time. */
+async function deleteProjectBytes(env: Env, projectId: string): Promise<void> {
+  let cursor: string | undefined
+  do {
+    const page = await env.BUCKET.list({ prefix: projectPrefix(projectId), cursor })
+    if (page.objects.length) await env.BUCKET.delete(page.objects.map((o) => o.key))
+    cursor = page.truncated ? page.cursor : undefined
+  } while (cursor)
+}

@@ -1,0 +1,185 @@
+/**
+ * @module
+ * Revisions (DESIGN.md §3 Projects): immutable masks of a project, numbered from 1; the newest is
+ * current, and an edit must name it as its base or get 409 `revision_conflict`. Strokes are
+ * rasterised by the inference server at the source's resolution (`/v1/revise`), so the same
+ * strokes give the same mask bytes.
+ */
+import { jsonPart } from '../contract/signing'
+import { MASK_OUTPUT, type Recipe, type ReviseRequest, type Stroke } from '../contract/editing'
+import type { Env } from '../env'
+import { ApiError } from '../errors'
+import { sourcePart, type StoredSource } from '../jobs/kind'
+import { putHashed, type StoredBytes } from '../lib/storage'
+import { iso } from '../lib/time'
+import type { Revision } from '../schemas/project'
+import { callNow } from './inference'
+import { currentRevision, type ProjectRow, projectPrefix } from './projects'
+
+export interface RevisionRow {
+  id: string
+  project_id: string
+  number: number
+  base_revision_id: string | null
+  strokes: string
+  recipe: string | null
+  refinement_id: string | null
+  mask_key: string
+  mask_size: number
+  mask_sha256: string
+  created_at: string
+}
+
+export interface NewRevision {
+  id: string
+  projectId: string
+  number: number
+  baseRevisionId: string | null
+  strokes: Stroke[]
+  recipe: Recipe | null
+  refinementId: string | null
+  mask: StoredSource
+}
+
+export const maskKey = (projectId: string, revisionId: string) => `${projectPrefix(projectId)}masks/${revisionId}.png`
+
+/**
+ * Inserts a revision only while its base is still the newest (number 1 needs none): a concurrent
+ * edit that got there first makes this insert change nothing.
+ */
+export function revisionInsert(db: D1Database, r: NewRevision): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO revisions (id, project_id, number, base_revision_id, strokes, recipe, refinement_id, mask_key, mask_size, mask_sha256, created_at)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+       WHERE COALESCE((SELECT MAX(number) FROM revisions WHERE project_id = ?), 0) = ? - 1`,
+    )
+    .bind(
+      r.id,
+      r.projectId,
+      r.number,
+      r.baseRevisionId,
+      JSON.stringify(r.strokes),
+      r.recipe ? JSON.stringify(r.recipe) : null,
+      r.refinementId,
+      r.mask.key,
+      r.mask.size,
+      r.mask.sha256,
+      iso(),
+      r.projectId,
+      r.number,
+    )
+}
+
+export const staleBase = (baseId: string) =>
+  new ApiError('revision_conflict', `Revision ${baseId} is not the newest revision; read the project and edit that one`)
+
+/** The revision `id` of the project; a body field naming another project's revision is bad input. */
+export async function findRevision(db: D1Database, projectId: string, id: string, field?: string) {
+  const row = await db
+    .prepare('SELECT * FROM revisions WHERE id = ? AND project_id = ?')
+    .bind(id, projectId)
+    .first<RevisionRow>()
+  if (row) return row
+  if (field) throw new ApiError('invalid_input', `No revision ${id} in this project`, { field })
+  throw new ApiError('job_not_found', `No revision ${id} in this project`)
+}
+
+/** The base an edit names, which must be the newest revision. */
+export async function currentBase(db: D1Database, projectId: string, baseRevisionId: string): Promise<RevisionRow> {
+  const base = await findRevision(db, projectId, baseRevisionId, 'baseRevisionId')
+  if ((await currentRevision(db, projectId)).id !== base.id) throw staleBase(base.id)
+  return base
+}
+
+export const revisionMask = (row: RevisionRow): StoredSource => ({
+  key: row.mask_key,
+  size: row.mask_size,
+  sha256: row.mask_sha256,
+})
+
+/**
+ * Rasterises `strokes` over the base mask (scaled to width×height first) on the inference server,
+ * and stores the new mask under the revision's key.
+ */
+export async function reviseMask(
+  env: Env,
+  r: { projectId: string; revisionId: string; width: number; height: number; base: StoredSource; strokes: Stroke[] },
+): Promise<StoredSource> {
+  const key = maskKey(r.projectId, r.revisionId)
+  const options: ReviseRequest = { width: r.width, height: r.height, strokes: r.strokes }
+  const parts = [await jsonPart('options', options), await sourcePart(env, 'mask', r.base)]
+  let stored: StoredBytes | undefined
+  await callNow(env, '/v1/revise', parts, async (output, body) => {
+    const bytes = await putHashed(env.BUCKET, key, body, output.length, output.contentType)
+    if (output.name === MASK_OUTPUT) stored = bytes
+    return { ...output, key, ...bytes }
+  })
+  if (!stored) throw new ApiError('processing_failed', 'The inference server returned no mask')
+  return { key, ...stored }
+}
+
+/**
+ * A user's edit: strokes over the current revision (and/or a new recipe). No strokes keeps the
+ * base's mask bytes; no recipe keeps the base's recipe.
+ */
+export async function createRevision(
+  env: Env,
+  project: ProjectRow,
+  req: { baseRevisionId: string; strokes?: Stroke[]; recipe?: Recipe },
+): Promise<RevisionRow> {
+  const base = await currentBase(env.DB, project.id, req.baseRevisionId)
+  const strokes = req.strokes ?? []
+  const id = crypto.randomUUID()
+  const mask = strokes.length
+    ? await reviseMask(env, {
+        projectId: project.id,
+        revisionId: id,
+        width: project.width,
+        height: project.height,
+        base: revisionMask(base),
+        strokes,
+      })
+    : revisionMask(base)
+  const recipe = req.recipe ?? (base.recipe ? (JSON.parse(base.recipe) as Recipe) : null)
+  const [insert] = await env.DB.batch([
+    revisionInsert(env.DB, {
+      id,
+      projectId: project.id,
+      number: base.number + 1,
+      baseRevisionId: base.id,
+      strokes,
+      recipe,
+      refinementId: null,
+      mask,
+    }),
+  ])
+  if (insert.meta.changes !== 1) {
+    if (strokes.length) await env.BUCKET.delete(mask.key)
+    throw staleBase(base.id)
+  }
+  return findRevision(env.DB, project.id, id)
+}
+
+export async function listRevisions(db: D1Database, projectId: string): Promise<RevisionRow[]> {
+  const { results } = await db
+    .prepare('SELECT * FROM revisions WHERE project_id = ? ORDER BY number DESC')
+    .bind(projectId)
+    .all<RevisionRow>()
+  return results
+}
+
+export function toRevision(row: RevisionRow): Revision {
+  const self = `/v1/projects/${row.project_id}/revisions/${row.id}`
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    number: row.number,
+    baseRevisionId: row.base_revision_id,
+    strokes: JSON.parse(row.strokes) as Stroke[],
+    recipe: row.recipe ? (JSON.parse(row.recipe) as Recipe) : null,
+    refinementId: row.refinement_id,
+    createdAt: row.created_at,
+    links: { self, mask: `${self}/mask` },
+  }
+}
