@@ -8,7 +8,7 @@ import { DurableObject } from 'cloudflare:workers'
 import type { JobStage, JobStatus } from '../contract/stages'
 import type { Env } from '../env'
 import { type JobKind, jobKind } from '../jobs'
-import { JobRejected, SourceMissing } from '../jobs/kind'
+import { JobRejected } from '../jobs/kind'
 import { type EventEnvelope, formatSse, type JobEventType, jobEvent, projectEvent, SSE_ONLY_TYPES } from '../lib/events'
 import { putHashed } from '../lib/storage'
 import { iso } from '../lib/time'
@@ -162,8 +162,8 @@ export class JobRun extends DurableObject<Env> {
     try {
       parts = await kind.parts(this.env, job)
     } catch (err) {
-      if (!(err instanceof SourceMissing)) throw err
-      return this.#finish(state, 'failed', { code: 'processing_failed', message: err.message })
+      if (!(err instanceof JobRejected)) throw err
+      return this.#finish(state, 'failed', { code: err.code, message: err.message })
     }
     if (this.#endedElsewhere()) throw new JobEnded() // canceled while the parts were read: send nothing
     const abort = new AbortController()

@@ -52,7 +52,10 @@ export interface JobKind<Input> {
   }
 }
 
-/** The work is done but its result cannot be kept: the job fails with `code` (no retry helps). */
+/**
+ * The job cannot be done, or its result cannot be kept (thrown by `parts` or `completed`): it
+ * fails with `code`, and no retry would help.
+ */
 export class JobRejected extends Error {
   constructor(
     readonly code: ErrorCode,
@@ -62,8 +65,12 @@ export class JobRejected extends Error {
   }
 }
 
-/** A source the job needs is gone from R2 (deleted or expired): the job fails, no retry helps. */
-export class SourceMissing extends Error {}
+/** A source the job needs is gone from R2 (deleted or expired). */
+export class SourceMissing extends JobRejected {
+  constructor(message: string) {
+    super('processing_failed', message)
+  }
+}
 
 /** Reads a stored source as a request part. */
 export async function sourcePart(env: Env, name: string, source: StoredSource): Promise<RequestPart> {

@@ -10,6 +10,12 @@ import { maskKey, revisionInsert } from '../services/revisions'
 import { describeRefinement } from '../services/refinements'
 import { JobRejected, type JobKind, type StoredSource, sourcePart } from './kind'
 
+const staleBase = (id: string) =>
+  new JobRejected(
+    'revision_conflict',
+    `Revision ${id} stopped being the newest before the refinement ended; refine the newest one`,
+  )
+
 export interface RefinementInput {
   projectId: string
   baseRevisionId: string
@@ -27,6 +33,11 @@ export const refinement: JobKind<RefinementInput> = {
   route: '/v1/refine',
   holdsCredit: false,
   async parts(env, { input }) {
+    // A base that stopped being the newest while the job queued: fail before the model runs.
+    const newest = await env.DB.prepare('SELECT MAX(number) AS n FROM revisions WHERE project_id = ?')
+      .bind(input.projectId)
+      .first<{ n: number | null }>()
+    if (newest?.n !== input.baseNumber) throw staleBase(input.baseRevisionId)
     return [
       await jsonPart('options', input.request),
       await sourcePart(env, 'image', input.source),
@@ -53,10 +64,7 @@ export const refinement: JobKind<RefinementInput> = {
     ])
     if (insert.meta.changes !== 1) {
       await env.BUCKET.delete(mask.key)
-      throw new JobRejected(
-        'revision_conflict',
-        `Revision ${input.baseRevisionId} stopped being the newest while the refinement ran; refine the newest one`,
-      )
+      throw staleBase(input.baseRevisionId)
     }
   },
   report: {

@@ -1,6 +1,7 @@
 /**
  * The test world outside the Worker, on 127.0.0.1 only: image files to fetch by `sourceUrl`,
- * redirects, the switch of the inference proxy, and webhook receivers. (The SSRF guard's
+ * redirects, the switch of the inference proxy, webhook receivers, and `POST /inspect` to read
+ * what the API returned (file-inspector.ts). (The SSRF guard's
  * DNS-over-HTTPS stand-in is its own server: doh-server.ts.)
  *
  * Receivers: `POST /receiver/<name>` records the method, headers and raw body, and answers with the
@@ -10,6 +11,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
+import { inspectFile } from './file-inspector'
 import type { InferenceProxy, ProxyMode } from './inference-proxy'
 
 const FIXTURES = new URL('../fixtures/', import.meta.url)
@@ -39,14 +41,16 @@ function receiver(name: string) {
   return r
 }
 
-function readBody(req: import('node:http').IncomingMessage): Promise<string> {
+function readBytes(req: import('node:http').IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    req.on('end', () => resolve(Buffer.concat(chunks)))
     req.on('error', reject)
   })
 }
+
+const readBody = (req: import('node:http').IncomingMessage) => readBytes(req).then((b) => b.toString('utf8'))
 
 let photo12: Promise<Buffer> | undefined
 function twelveMegapixelPhoto(): Promise<Buffer> {
@@ -79,6 +83,21 @@ export function startFixtureServer(port: number, proxy: InferenceProxy): Promise
         res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': bytes.length })
         res.end(bytes)
       })
+      return
+    }
+    if (url.pathname === '/inspect' && req.method === 'POST') {
+      void readBytes(req)
+        .then((bytes) => inspectFile(url.searchParams.get('as') ?? 'image', bytes, url.searchParams.has('pixels')))
+        .then(
+          (report) => {
+            res.writeHead(200, { 'content-type': 'application/json' })
+            res.end(JSON.stringify(report))
+          },
+          (err: unknown) => {
+            res.writeHead(422, { 'content-type': 'text/plain' })
+            res.end(String(err))
+          },
+        )
       return
     }
     if (url.pathname === '/text.png') {

@@ -1,0 +1,219 @@
+/**
+ * Projects and revisions through the public API (SPEC.md §4 Projects and editing; DESIGN.md §3
+ * Projects): revision 1 from the removal, strokes rasterised by the real inference server at the
+ * source's resolution, conflicts, reads, listing and deletion with the project's bytes.
+ */
+import { env } from 'cloudflare:test'
+import { describe, expect, it } from 'vitest'
+import { api, expectProblem, seedWorkspace, testBudget, usage } from './helpers'
+import {
+  createProject,
+  download,
+  inspect,
+  mask,
+  postRevision,
+  type ProjectView,
+  revise,
+  type RevisionView,
+  succeededRemoval,
+} from './project-helpers'
+
+const dot = (tool: 'restore' | 'erase') => ({ tool, points: [[0.5, 0.5]], size: 0.05 })
+
+describe('projects', () => {
+  it('starts from a succeeded removal with revision 1: the removal’s mask at the source’s size', async () => {
+    const { key } = await seedWorkspace()
+    const jobId = await succeededRemoval(key, 'astronaut.png')
+    const res = await api('/v1/projects', { method: 'POST', key, json: { jobId, name: 'Astronaut' } })
+    expect(res.status).toBe(201)
+    const project = (await res.json()) as ProjectView
+    expect(res.headers.get('location')).toBe(`/v1/projects/${project.id}`)
+    expect(project).toMatchObject({
+      name: 'Astronaut',
+      sourceJobId: jobId,
+      width: 512,
+      height: 512,
+      refinementsUsed: 0,
+    })
+
+    const revisions = (await (await api(project.links.revisions, { key })).json()) as { revisions: RevisionView[] }
+    expect(revisions.revisions).toHaveLength(1)
+    const [first] = revisions.revisions
+    expect(first).toMatchObject({ id: project.currentRevisionId, number: 1, baseRevisionId: null, strokes: [] })
+    const m = await mask(key, first)
+    expect(m).toMatchObject({ format: 'png', width: 512, height: 512, channels: 1 })
+    // The cutout's alpha: the astronaut is foreground, the top-left corner is not.
+    expect(m.at(256, 200)).toBeGreaterThan(200)
+    expect(m.at(5, 5)).toBeLessThan(30)
+
+    const cutout = await inspect(await download(key, `/v1/jobs/${jobId}/result`))
+    expect([cutout.width, cutout.height]).toEqual([512, 512])
+    expect(await usage(key)).toMatchObject({ used: 1, held: 0 })
+  })
+
+  it('refuses jobs that cannot start a project', async () => {
+    const { key } = await seedWorkspace()
+    const other = await seedWorkspace()
+    const jobId = await succeededRemoval(other.key, 'astronaut.png')
+    await expectProblem(await api('/v1/projects', { method: 'POST', key, json: { jobId } }), 404, 'job_not_found')
+    await expectProblem(
+      await api('/v1/projects', { method: 'POST', key, json: { jobId, extra: 1 } }),
+      400,
+      'invalid_input',
+      'extra',
+    )
+    await expectProblem(
+      await api('/v1/projects', { method: 'POST', key: other.key, json: {} }),
+      400,
+      'invalid_input',
+      'jobId',
+    )
+  })
+})
+
+describe('revisions', () => {
+  it('a restore dot at the centre makes the centre pixel 255, an erase dot makes it 0; stale bases get 409', async () => {
+    const { key } = await seedWorkspace()
+    const project = await createProject(key, await succeededRemoval(key, 'astronaut.png'))
+    const erased = await revise(key, project.id, { baseRevisionId: project.currentRevisionId, strokes: [dot('erase')] })
+    expect(erased).toMatchObject({ number: 2, baseRevisionId: project.currentRevisionId })
+    expect((await mask(key, erased)).at(256, 256)).toBe(0)
+
+    const restored = await revise(key, project.id, { baseRevisionId: erased.id, strokes: [dot('restore')] })
+    expect(restored.number).toBe(3)
+    const m = await mask(key, restored)
+    expect(m.at(256, 256)).toBe(255)
+    // Only the dot changed: far from it, the mask equals its base's.
+    const base = await mask(key, erased)
+    expect(m.at(40, 40)).toBe(base.at(40, 40))
+
+    // Revision 2 is no longer the newest: editing it is a conflict, and nothing is recorded.
+    const stale = await postRevision(key, project.id, { baseRevisionId: erased.id, strokes: [dot('erase')] })
+    await expectProblem(stale, 409, 'revision_conflict')
+    const current = (await (await api(project.links.self, { key })).json()) as ProjectView
+    expect(current.currentRevisionId).toBe(restored.id)
+
+    // Revisions are immutable and readable one by one.
+    const read = await api(restored.links.self, { key })
+    expect(await read.json()).toMatchObject({ id: restored.id, number: 3, strokes: [{ tool: 'restore', hardness: 1 }] })
+  })
+
+  it('a recipe-only revision keeps its base’s mask bytes; bad strokes and recipes are 400 naming the field', async () => {
+    const { key } = await seedWorkspace()
+    const project = await createProject(key, await succeededRemoval(key, 'astronaut.png'))
+    const base = project.currentRevisionId
+    const recipe = { version: 1, background: { type: 'color', color: '#FF000080' }, crop: true }
+    const withRecipe = await revise(key, project.id, { baseRevisionId: base, recipe })
+    expect(withRecipe.recipe).toEqual(recipe)
+    const [a, b] = await Promise.all([
+      download(key, `/v1/projects/${project.id}/revisions/${base}/mask`),
+      download(key, withRecipe.links.mask),
+    ])
+    expect(b).toEqual(a)
+
+    const cases: [unknown, string][] = [
+      [{ baseRevisionId: withRecipe.id }, 'strokes'],
+      [{ baseRevisionId: withRecipe.id, strokes: [{ ...dot('erase'), tool: 'blur' }] }, 'strokes.0.tool'],
+      [{ baseRevisionId: withRecipe.id, strokes: [{ ...dot('erase'), points: [[1.5, 0.5]] }] }, 'strokes.0.points.0.0'],
+      [{ baseRevisionId: withRecipe.id, strokes: [{ ...dot('erase'), size: 0 }] }, 'strokes.0.size'],
+      [{ baseRevisionId: withRecipe.id, recipe: { version: 2 } }, 'recipe.version'],
+      [
+        { baseRevisionId: withRecipe.id, recipe: { version: 1, background: { type: 'color', color: 'red' } } },
+        'recipe.background.color',
+      ],
+      [{ baseRevisionId: withRecipe.id, recipe: { version: 1, shadow: true } }, 'recipe.shadow'],
+      [{ baseRevisionId: crypto.randomUUID(), strokes: [dot('erase')] }, 'baseRevisionId'],
+    ]
+    for (const [body, field] of cases) {
+      await expectProblem(await postRevision(key, project.id, body), 400, 'invalid_input', field).catch((err) => {
+        throw new Error(`${JSON.stringify(body)}: ${err.message}`)
+      })
+    }
+  })
+
+  it(
+    'the same strokes on a 12 MP source give the same mask bytes, at the source’s resolution',
+    async () => {
+      const { key } = await seedWorkspace()
+      const jobId = await succeededRemoval(key, `${env.FIXTURE_ORIGIN}/generated/photo-12mp.jpg`)
+      const strokes = [
+        {
+          tool: 'erase',
+          points: [
+            [0.1, 0.1],
+            [0.4, 0.3],
+            [0.7, 0.2],
+          ],
+          size: 0.03,
+          hardness: 0.6,
+          opacity: 0.9,
+        },
+        dot('restore'),
+      ]
+      const hashes: string[] = []
+      for (let i = 0; i < 2; i++) {
+        const project = await createProject(key, jobId)
+        expect([project.width, project.height]).toEqual([4000, 3000])
+        const revision = await revise(key, project.id, { baseRevisionId: project.currentRevisionId, strokes })
+        const report = await inspect(await download(key, revision.links.mask))
+        expect([report.width, report.height, report.channels]).toEqual([4000, 3000, 1])
+        hashes.push(report.sha256)
+      }
+      expect(hashes[1]).toBe(hashes[0])
+    },
+    testBudget(3),
+  )
+})
+
+describe('project reads and deletion', () => {
+  it('lists newest first with a cursor, hides other workspaces’ projects, and deletes with the bytes', async () => {
+    const { key } = await seedWorkspace()
+    const jobId = await succeededRemoval(key, 'astronaut.png')
+    const first = await createProject(key, jobId)
+    const second = await createProject(key, jobId)
+    const page1 = (await (await api('/v1/projects?limit=1', { key })).json()) as {
+      projects: ProjectView[]
+      nextCursor: string
+    }
+    expect(page1.projects.map((p) => p.id)).toEqual([second.id])
+    const page2 = (await (await api(`/v1/projects?limit=1&cursor=${page1.nextCursor}`, { key })).json()) as {
+      projects: ProjectView[]
+      nextCursor: string | null
+    }
+    expect(page2.projects.map((p) => p.id)).toEqual([first.id])
+
+    const stranger = await seedWorkspace()
+    await expectProblem(await api(first.links.self, { key: stranger.key }), 404, 'job_not_found')
+    await expectProblem(await api(first.links.revisions, { key: stranger.key }), 404, 'job_not_found')
+
+    const stored = await env.BUCKET.list({ prefix: `projects/${first.id}/` })
+    expect(stored.objects.length).toBeGreaterThanOrEqual(2)
+    expect((await api(first.links.self, { method: 'DELETE', key })).status).toBe(204)
+    await expectProblem(await api(first.links.self, { key }), 404, 'job_not_found')
+    expect((await env.BUCKET.list({ prefix: `projects/${first.id}/` })).objects).toEqual([])
+    // The other project, and the removal it came from, are untouched.
+    expect((await api(second.links.self, { key })).status).toBe(200)
+    expect((await api(`/v1/jobs/${jobId}`, { key })).status).toBe(200)
+  })
+
+  it(
+    'keeps its source and masks past the removal’s 24 h retention',
+    async () => {
+      const { key } = await seedWorkspace()
+      const jobId = await succeededRemoval(key, 'astronaut.png')
+      const project = await createProject(key, jobId)
+      const { sweepExpiredResults } = await import('../../src/services/retention')
+      await env.DB.prepare('UPDATE jobs SET expires_at = ? WHERE id = ?').bind(new Date(0).toISOString(), jobId).run()
+      await sweepExpiredResults(env)
+      await expectProblem(await api(`/v1/jobs/${jobId}/result`, { key }), 410, 'asset_expired')
+      // A new project from the expired job cannot be made; the existing one still edits.
+      await expectProblem(await api('/v1/projects', { method: 'POST', key, json: { jobId } }), 410, 'asset_expired')
+      const revision = await revise(key, project.id, {
+        baseRevisionId: project.currentRevisionId,
+        strokes: [dot('erase')],
+      })
+      expect((await mask(key, revision)).at(256, 256)).toBe(0)
+    },
+    testBudget(1),
+  )
+})
