@@ -39,6 +39,20 @@ const ROUTES = [
   'post /v1/device-authorizations/{userCode}/approve',
   'post /v1/device-authorizations/token',
   'delete /v1/device',
+  'post /v1/projects',
+  'get /v1/projects',
+  'get /v1/projects/{id}',
+  'delete /v1/projects/{id}',
+  'get /v1/projects/{id}/events',
+  'get /v1/projects/{id}/revisions',
+  'post /v1/projects/{id}/revisions',
+  'get /v1/projects/{id}/revisions/{revisionId}',
+  'get /v1/projects/{id}/revisions/{revisionId}/mask',
+  'post /v1/projects/{id}/refinements',
+  'get /v1/projects/{id}/refinements/{refinementId}',
+  'post /v1/projects/{id}/exports',
+  'get /v1/projects/{id}/exports/{exportId}',
+  'get /v1/projects/{id}/exports/{exportId}/result',
 ]
 /** Routes that are not workspace-scoped JSON resources keep their own error sets. */
 const PUBLIC = ['/v1/auth/', '/v1/device']
@@ -135,7 +149,7 @@ describe('GET /openapi.json', () => {
     const removal = doc.paths['/v1/removals'].post.responses
     expect(Object.keys(removal)).toEqual(expect.arrayContaining(['200', '202', '402', '409', '413', '415', '422']))
     expect(Object.keys(doc.components.schemas)).toEqual(
-      expect.arrayContaining(['Job', 'Problem', 'RemovalOptions', 'Upload', 'Usage']),
+      expect.arrayContaining(['Job', 'Problem', 'RemovalOptions', 'Upload', 'Usage', 'Project', 'Revision', 'Recipe']),
     )
   })
 })
