@@ -279,6 +279,7 @@ export async function acceptJobs(
         workspaceId: s.workspaceId,
         correlationId: s.correlationId,
         batchId: s.batchId,
+        public: (PUBLIC_JOB_KINDS as readonly string[]).includes(s.kind),
       })),
     )
   }
@@ -291,11 +292,13 @@ export interface UnstartedJob {
   workspaceId: string
   correlationId: string
   batchId?: string
+  /** Internal kinds (a project's refinements, exports) send no job events; their request fails instead. */
+  public?: boolean
 }
 
 /**
- * Jobs whose runner could not be reached end at once, with their holds released, and their
- * terminal event goes out like any other job's.
+ * Jobs whose runner could not be reached end at once, with their holds released, and a public
+ * job's terminal event goes out like any other job's.
  */
 export async function failUnstartedJobs(env: Env, jobs: UnstartedJob[]): Promise<void> {
   const error = { code: 'processor_unavailable', message: 'The job could not be scheduled' }
@@ -305,11 +308,13 @@ export async function failUnstartedJobs(env: Env, jobs: UnstartedJob[]): Promise
     ),
   )
   await Promise.all(
-    jobs.map((job) =>
-      publishEvent(
-        env,
-        jobEvent('image.job.failed.v1', { ...job, jobId: job.id, status: 'failed', stage: 'queued' }, { error }),
+    jobs
+      .filter((job) => job.public !== false)
+      .map((job) =>
+        publishEvent(
+          env,
+          jobEvent('image.job.failed.v1', { ...job, jobId: job.id, status: 'failed', stage: 'queued' }, { error }),
+        ),
       ),
-    ),
   )
 }
