@@ -84,6 +84,12 @@ const rgbaOf = async (bytes: Uint8Array) => {
   return { data, width: info.width, height: info.height }
 }
 
+/** Colours equal within JPEG's loss. */
+function expectNear(actual: ArrayLike<number>, expected: ArrayLike<number>, tolerance = 24): void {
+  for (let c = 0; c < expected.length; c++)
+    expect(Math.abs(actual[c] - expected[c]), `channel ${c}`).toBeLessThan(tolerance)
+}
+
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
 const V1 = { version: 1 } as const
 
@@ -138,7 +144,7 @@ describe('POST /v1/export formats', () => {
     const colour = await rgbaOf(files['color.jpg'])
     const margin = [...colour.data.subarray(0, 3)]
     const source = [...photoRgb.subarray((140 * SIZE + 90) * 3, (140 * SIZE + 90) * 3 + 3)]
-    margin.forEach((c, i) => expect(Math.abs(c - source[i])).toBeLessThan(24))
+    expectNear(margin, source)
   })
 
   it('psd: Original (hidden) and Cutout with the revision as its mask; a Background layer for a colour', async () => {
@@ -207,7 +213,7 @@ describe('POST /v1/export recipes', () => {
     // Inside the subject, the photo: source (200, 250) is canvas (200 − 80, 250 − 130).
     const i = (120 * width + 120) * 4
     const source = photoRgb.subarray((250 * SIZE + 200) * 3, (250 * SIZE + 200) * 3 + 3)
-    ;[0, 1, 2].forEach((c) => expect(Math.abs(data[i + c] - source[c])).toBeLessThan(24))
+    expectNear(data.subarray(i, i + 3), source)
   })
 
   it('grows the canvas past the photo when the margin reaches beyond it (background there)', async () => {
