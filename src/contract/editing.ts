@@ -61,7 +61,10 @@ export const RecipeSchema = z.strictObject({
  */
 export const StrokeSchema = z.strictObject({
   tool: z.enum(STROKE_TOOLS),
-  points: z.array(z.tuple([Unit, Unit])).min(1).max(MAX_STROKE_POINTS),
+  points: z
+    .array(z.tuple([Unit, Unit]))
+    .min(1)
+    .max(MAX_STROKE_POINTS),
   size: z.number().gt(0).max(1),
   hardness: Unit.default(1),
   opacity: Unit.default(1),
