@@ -258,6 +258,10 @@ describe('POST /v1/revise', () => {
     expect(await refused({ ...ok, width: 10_000, height: 10_000 })).toBe('Expected at most 25000000 pixels')
     expect(await refused({ ...ok, brush: 'round' })).toBe('Unknown option brush: options are strict')
     expect(await refused(ok, null)).toBe('Expected a part named mask')
+    // Checked from the options alone: 10,000 points under an image-wide brush would block for seconds.
+    const dense = Array.from({ length: 10_000 }, (_, k) => [0.5 + 0.3 * Math.sin(k / 50), 0.5])
+    const heavy = { width: 4000, height: 3000, strokes: [stroke({ tool: 'erase', points: dense as never, size: 1 })] }
+    expect(await refused(heavy)).toMatch(/^Expected strokes that rasterise in at most \d+ steps.*use fewer points/)
 
     const notImage = await revise(ok, new TextEncoder().encode('not a png'))
     expect(notImage.status).toBe(200)

@@ -39,7 +39,7 @@ export async function reviseMask(
   const mask = resizeMask(await decodeMaskPart(base), request.width, request.height)
   const decode = lap()
   onStage('rendering')
-  applyStrokes(mask, request.strokes)
+  await applyStrokes(mask, request.strokes)
   const render = lap()
   const png = await encodeMaskPng(mask, { compressionLevel: COMPRESSION_LEVEL })
   return { png, width: mask.width, height: mask.height, timings: { decode, render, encode: lap() } }

@@ -8,12 +8,14 @@ import { parseOptions } from '../options.js'
 import type { RouteContext } from '../server.js'
 import { requirePart, streamJob } from '../stream.js'
 import { reviseMask } from './revise.js'
+import { checkStrokeWork } from './strokes.js'
 
 /** Adds `/v1/revise` to the app. */
 export function registerRevise(app: Hono, { signed, limiter, editBodyLimit }: RouteContext): void {
   app.post('/v1/revise', editBodyLimit, async (c) => {
     const { parts, segmenter } = await signed(c)
     const options = parseOptions(ReviseRequestSchema, parts.get('options'))
+    checkStrokeWork(options)
     const base = requirePart(parts, 'mask')
     return streamJob(c, limiter, segmenter.version, async (out) => {
       const { png, width, height, timings } = await reviseMask(base, options, out.stage)
