@@ -1,23 +1,28 @@
 /**
- * The HTTP surface (docs/inference-protocol.md): health, `/v1/inspect` and `/v1/remove`.
- * `createApp` takes every dependency, so tests build it with a stub or a real segmenter and
- * `startServer` binds it to a port.
+ * The HTTP surface (docs/inference-protocol.md): health, `/v1/inspect` and `/v1/remove` here; each
+ * editing capability registers its own routes from its directory (`registerRevise`,
+ * `registerExport`) with a `RouteContext`. `createApp` takes every dependency, so tests build it
+ * with a stub or a real segmenter and `startServer` binds it to a port.
  */
 import type { AddressInfo } from 'node:net'
 import { serve, type ServerType } from '@hono/node-server'
-import { Hono, type Context } from 'hono'
+import { Hono, type Context, type MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { MAX_IMAGE_BYTES } from '../../src/contract/limits.js'
 import { createVerifier, type Verifier } from './auth.js'
 import { InferenceError, toInferenceError } from './errors.js'
 import { Limiter } from './limiter.js'
 import { parseRemoveOptions } from './options.js'
+import { registerExport } from './render/route.js'
+import { registerRevise } from './editing/route.js'
 import { inspectImage, removeBackground } from './remove.js'
 import { requirePart, streamJob } from './stream.js'
 import type { Segmenter } from './segmentation/index.js'
 
 /** One image at the upload limit (SPEC.md §8) plus its options. */
 export const MAX_BODY_BYTES = MAX_IMAGE_BYTES + 1024 * 1024
+/** Editing routes carry an image at the upload limit and a mask PNG (at most as large), plus options. */
+export const MAX_EDIT_BODY_BYTES = 2 * MAX_IMAGE_BYTES + 1024 * 1024
 
 /** Holds the model once it has loaded; routes answer 503 `processor_unavailable` until then. */
 export interface SegmenterSlot {
@@ -31,6 +36,17 @@ export interface AppOptions {
   limiter?: Limiter
   verifier?: Verifier
   maxBodyBytes?: number
+  /** The body limit of the editing routes (`MAX_EDIT_BODY_BYTES`). */
+  maxEditBodyBytes?: number
+}
+
+/** What a capability's routes get from the app (one `register…(app, routes)` per capability). */
+export interface RouteContext {
+  /** Verifies the token, requires the model, reads the body and checks its parts' hashes. */
+  signed(c: Context): Promise<{ parts: Map<string, Uint8Array>; segmenter: Segmenter }>
+  limiter: Limiter
+  /** The body limit of routes that carry an image and a mask. */
+  editBodyLimit: MiddlewareHandler
 }
 
 const errorResponse = (c: Context, err: InferenceError): Response => {
@@ -75,6 +91,7 @@ export function createApp({
   limiter = new Limiter(),
   verifier = createVerifier(signingKey),
   maxBodyBytes = MAX_BODY_BYTES,
+  maxEditBodyBytes = MAX_EDIT_BODY_BYTES,
 }: AppOptions): Hono {
   if (!signingKey) throw new Error('Expected a non-empty signing key')
   const app = new Hono()
@@ -114,12 +131,14 @@ export function createApp({
     return { parts, segmenter }
   }
 
-  const limitBody = bodyLimit({
-    maxSize: maxBodyBytes,
-    onError: () => {
-      throw new InferenceError('image_too_large', `Expected a body of at most ${maxBodyBytes} bytes`)
-    },
-  })
+  const limitTo = (maxSize: number) =>
+    bodyLimit({
+      maxSize,
+      onError: () => {
+        throw new InferenceError('image_too_large', `Expected a body of at most ${maxSize} bytes`)
+      },
+    })
+  const limitBody = limitTo(maxBodyBytes)
 
   app.post('/v1/inspect', limitBody, async (c) => {
     const { parts } = await signed(c)
@@ -137,6 +156,10 @@ export function createApp({
       return { warnings: result.warnings, timings: { ...result.timings } }
     })
   })
+
+  const routes: RouteContext = { signed, limiter, editBodyLimit: limitTo(maxEditBodyBytes) }
+  registerRevise(app, routes)
+  registerExport(app, routes)
 
   return app
 }
