@@ -5,7 +5,7 @@
  * with fflate, PSDs with ag-psd — the libraries a user of the API would read them with.
  */
 import { createHash } from 'node:crypto'
-import { readPsd } from 'ag-psd'
+import { initializeCanvas, readPsd } from 'ag-psd'
 import { unzipSync } from 'fflate'
 import sharp from 'sharp'
 
@@ -56,6 +56,15 @@ async function describeZip(bytes: Uint8Array) {
     ),
   }
 }
+
+// ag-psd makes ImageData objects even with `useImageData` (for layer masks); Node has none, and
+// plain pixel buffers are all it needs. No canvas is ever drawn.
+initializeCanvas(
+  () => {
+    throw new Error('no canvas here')
+  },
+  (width, height) => ({ data: new Uint8ClampedArray(width * height * 4), width, height }) as never,
+)
 
 function describePsd(bytes: Uint8Array) {
   const psd = readPsd(bytes, { useImageData: true, skipThumbnail: true })
