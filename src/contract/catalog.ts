@@ -1,0 +1,50 @@
+/**
+ * @module
+ * Catalog images (SPEC.md §4 Catalog images; DESIGN.md §3 rows Catalog extra fields, Catalog
+ * images): the fields a user sends besides the reference images, and the options part of the
+ * inference server's `POST /v1/catalog` (parts `options`, then `reference-0` … `reference-3` in
+ * the order front, back, side, detail; one output `result`, a PNG of exactly width×height).
+ */
+import { z } from 'zod'
+
+export const MAX_REFERENCES = 4
+export const MAX_PROMPT_LENGTH = 4000
+export const CATALOG_SHADOWS = ['none', 'soft', 'hard', 'floating'] as const
+export const CATALOG_LAYOUTS = ['hero', 'views'] as const
+export const MAX_SEED = 4_294_967_295
+/** The share of the canvas's longer side the subject's box spans (marketplace main-image rule). */
+export const SUBJECT_FILL = 0.85
+
+export type CatalogShadow = (typeof CATALOG_SHADOWS)[number]
+export type CatalogLayout = (typeof CATALOG_LAYOUTS)[number]
+
+/** The reference part names, in order. */
+export const referencePart = (index: number) => `reference-${index}`
+
+const Side = z.int().min(256).max(4096)
+
+/** What a catalog image is made with, every default applied (the edge picks the seed when none is given). */
+export const CatalogOptionsSchema = z.strictObject({
+  /** Recorded and passed to generative backends; the CPU generator does not interpret it. */
+  prompt: z.string().max(MAX_PROMPT_LENGTH).default(''),
+  width: Side.default(1024),
+  height: Side.default(1024),
+  /** Denoising steps of a generative backend; the CPU generator ignores it. */
+  steps: z.int().min(1).max(100).default(30),
+  seed: z.int().min(0).max(MAX_SEED),
+  background: z
+    .string()
+    .regex(/^#[0-9A-Fa-f]{6}$/, 'Expected #RRGGBB')
+    .default('#FFFFFF'),
+  shadow: z.enum(CATALOG_SHADOWS).default('soft'),
+  layout: z.enum(CATALOG_LAYOUTS).default('hero'),
+})
+
+export type CatalogOptions = z.infer<typeof CatalogOptionsSchema>
+
+/** `POST /v1/catalog`, part `options`: the options and how many references follow. */
+export const CatalogRequestSchema = CatalogOptionsSchema.extend({
+  references: z.int().min(1).max(MAX_REFERENCES),
+})
+
+export type CatalogRequest = z.infer<typeof CatalogRequestSchema>
