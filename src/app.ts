@@ -10,6 +10,7 @@ import { requestId } from './middleware/request-id'
 import { apiKeys } from './routes/api-keys'
 import { auth } from './routes/auth'
 import { batches } from './routes/batches'
+import { catalogImages } from './routes/catalog-images'
 import { deviceAuthorizations } from './routes/device-authorizations'
 import { health } from './routes/health'
 import { jobs } from './routes/jobs'
@@ -57,6 +58,7 @@ export function createApp() {
   app.route('/', batches)
   app.route('/', projects)
   app.route('/', projectEdits)
+  app.route('/', catalogImages)
   app.route('/', usage)
   app.route('/', webhooks)
   app.route('/', apiKeys)

@@ -1,10 +1,11 @@
 /**
  * @module
- * Worker entry: the HTTP app, the retention sweep, and the Durable Object classes.
+ * Worker entry: the HTTP app, the retention sweep (and the settling of abandoned catalog calls),
+ * and the Durable Object classes.
  */
 import { createApp } from './app'
 import type { Env } from './env'
-import { sweepExpiredResults } from './services/retention'
+import { sweepRetention } from './services/retention'
 
 export { AnonymousClient } from './durable/anonymous-client'
 export { JobRun } from './durable/job-run'
@@ -17,6 +18,6 @@ const app = createApp()
 export default {
   fetch: app.fetch,
   async scheduled(_controller, env, ctx) {
-    ctx.waitUntil(sweepExpiredResults(env))
+    ctx.waitUntil(sweepRetention(env))
   },
 } satisfies ExportedHandler<Env>

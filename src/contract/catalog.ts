@@ -26,7 +26,11 @@ const Side = z.int().min(256).max(4096)
 /** What a catalog image is made with, every default applied (the edge picks the seed when none is given). */
 export const CatalogOptionsSchema = z.strictObject({
   /** Recorded and passed to generative backends; the CPU generator does not interpret it. */
-  prompt: z.string().max(MAX_PROMPT_LENGTH).default(''),
+  prompt: z
+    .string()
+    // Characters as people count them (code points): an emoji is one, not two UTF-16 units.
+    .refine((s) => [...s].length <= MAX_PROMPT_LENGTH, `Expected at most ${MAX_PROMPT_LENGTH} characters`)
+    .default(''),
   width: Side.default(1024),
   height: Side.default(1024),
   /** Denoising steps of a generative backend; the CPU generator ignores it. */

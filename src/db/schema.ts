@@ -320,3 +320,32 @@ export const revisions = sqliteTable(
     uniqueIndex('revisions_refinement').on(t.refinementId),
   ],
 )
+
+/**
+ * Catalog images (SPEC.md §4): made synchronously, one credit held under the image's id and
+ * settled when the call ends. A `pending` row older than the call's deadline is a call whose
+ * Worker died: the sweep releases its hold and marks it failed.
+ */
+export const catalogImages = sqliteTable(
+  'catalog_images',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    status: text('status', { enum: ['pending', 'succeeded', 'failed'] }).notNull(),
+    /** The options as made (prompt, size, seed, background, shadow, layout, steps). */
+    options: text('options', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+    references: integer('references').notNull(),
+    resultKey: text('result_key'),
+    modelVersion: text('model_version'),
+    warnings: text('warnings', { mode: 'json' }).$type<{ code: string; message: string }[]>(),
+    errorCode: text('error_code'),
+    createdAt: text('created_at').notNull(),
+    completedAt: text('completed_at'),
+    expiresAt: text('expires_at'),
+    resultDeletedAt: text('result_deleted_at'),
+  },
+  (t) => [
+    index('catalog_images_workspace').on(t.workspaceId, t.createdAt),
+    index('catalog_images_expiry').on(t.expiresAt),
+  ],
+)

@@ -1,0 +1,87 @@
+/**
+ * @module
+ * Catalog images (SPEC.md §4 Catalog images): `POST /v1/catalog-images` makes a product-only PNG
+ * from one to four references while the client waits (201 `image/png`, `Location`,
+ * `X-Catalog-Image-Id`, `X-Generation-Seed`); `GET /v1/catalog-images/{id}` reads it back for the
+ * owning workspace for 24 hours.
+ */
+import { createRoute } from '@hono/zod-openapi'
+import { errorResponses, problemContent } from '../errors'
+import { createRouter } from '../lib/router'
+import { authorize } from '../middleware/auth'
+import { CatalogMultipartSchema } from '../schemas/catalog'
+import { IdParams } from '../schemas/common'
+import { makeCatalogImage, readCatalogForm, readCatalogImage } from '../services/catalog'
+
+const security = [{ Bearer: [] }]
+const tags = ['Catalog images']
+const png = { 'image/png': { schema: { type: 'string' as const, format: 'binary' } } }
+const headers = {
+  'X-Catalog-Image-Id': { schema: { type: 'string' as const, format: 'uuid' } },
+  'X-Generation-Seed': {
+    schema: { type: 'string' as const },
+    description: 'Send it as `seed` to make the same image again',
+  },
+}
+
+const create = createRoute({
+  method: 'post',
+  path: '/v1/catalog-images',
+  operationId: 'createCatalogImage',
+  summary: 'Make a marketplace-ready product photo from one to four reference shots',
+  tags,
+  security,
+  middleware: [authorize('POST /v1/catalog-images')] as const,
+  request: { body: { required: true, content: { 'multipart/form-data': { schema: CatalogMultipartSchema } } } },
+  responses: {
+    201: {
+      description: 'The catalog image (kept 24 hours at Location)',
+      content: png,
+      headers: { Location: { schema: { type: 'string' as const } }, ...headers },
+    },
+    ...errorResponses,
+    402: problemContent('No credits remain'),
+    413: problemContent('A reference is over 50 MB or 25 megapixels'),
+    415: problemContent('A reference is not a supported image'),
+  },
+})
+
+const getOne = createRoute({
+  method: 'get',
+  path: '/v1/catalog-images/{id}',
+  operationId: 'getCatalogImage',
+  summary: 'Download a catalog image made by this workspace',
+  tags,
+  security,
+  middleware: [authorize('GET /v1/catalog-images/{id}')] as const,
+  request: { params: IdParams },
+  responses: {
+    200: { description: 'The catalog image', content: png, headers },
+    ...errorResponses,
+    410: problemContent('Past the 24-hour retention (asset_expired)'),
+  },
+})
+
+export const catalogImages = createRouter()
+  .openapi(create, async (c) => {
+    const input = await readCatalogForm(c.req.valid('form') as Record<string, unknown>)
+    const made = await makeCatalogImage(c.env, c.get('auth'), input)
+    return c.body(made.object.body, 201, {
+      'content-type': 'image/png',
+      'content-length': String(made.object.size),
+      location: `/v1/catalog-images/${made.id}`,
+      'x-catalog-image-id': made.id,
+      'x-generation-seed': String(made.seed),
+    })
+  })
+  .openapi(getOne, async (c) => {
+    const { id } = c.req.valid('param')
+    const { object, seed } = await readCatalogImage(c.env, c.get('auth').workspaceId, id)
+    return c.body(object.body, 200, {
+      'content-type': 'image/png',
+      'content-length': String(object.size),
+      'cache-control': 'private, max-age=600',
+      'x-catalog-image-id': id,
+      'x-generation-seed': String(seed),
+    })
+  })

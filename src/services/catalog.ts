@@ -1,0 +1,189 @@
+/**
+ * @module
+ * Catalog images (SPEC.md §4 Catalog images; DESIGN.md §3): one to four references in, a
+ * marketplace-ready PNG out, while the client waits. One credit is held under the image's id and
+ * charged when the PNG is stored, released otherwise; a call whose Worker died is settled by the
+ * sweep (`settleAbandonedCatalogImages`). The bytes are kept 24 hours.
+ */
+import {
+  type CatalogOptions,
+  CatalogOptionsSchema,
+  type CatalogRequest,
+  MAX_REFERENCES,
+  MAX_SEED,
+  referencePart,
+} from '../contract/catalog'
+import { bytesPart, jsonPart } from '../contract/signing'
+import type { Env } from '../env'
+import { ApiError, issueToApiError } from '../errors'
+import { MAX_IMAGE_BYTES } from '../lib/image-sniff'
+import { putHashed } from '../lib/storage'
+import { DAY_MS, iso } from '../lib/time'
+import type { AuthContext } from './auth'
+import { getUsage, holdStatements, quotaExhausted, settleStatements } from './credits'
+import { assertProcessorAvailable, callNow, InferenceClient } from './inference'
+import { checkImageHead, tooLarge } from './sources'
+
+/** Catalog bytes are kept this long after they are made (SPEC.md §8). */
+export const CATALOG_RETENTION_MS = DAY_MS
+/** A call still `pending` after this is one whose Worker died; its hold is released. */
+const ABANDONED_AFTER_MS = 15 * 60_000
+const SNIFF_BYTES = 256 * 1024
+
+export interface CatalogImageRow {
+  id: string
+  workspace_id: string
+  status: 'pending' | 'succeeded' | 'failed'
+  options: string
+  references: number
+  result_key: string | null
+  model_version: string | null
+  warnings: string | null
+  error_code: string | null
+  created_at: string
+  completed_at: string | null
+  expires_at: string | null
+  result_deleted_at: string | null
+}
+
+export interface MadeCatalogImage {
+  id: string
+  seed: number
+  object: R2ObjectBody
+}
+
+/** The multipart parts as sent → checked references and the options with every default applied. */
+export async function readCatalogForm(
+  form: Record<string, unknown>,
+): Promise<{ references: Uint8Array[]; options: CatalogOptions }> {
+  const files = [form.references].flat().filter((f) => f !== undefined)
+  if (files.length < 1 || files.length > MAX_REFERENCES) {
+    throw new ApiError('invalid_input', `Expected 1 to ${MAX_REFERENCES} references but received ${files.length}`, {
+      field: 'references',
+    })
+  }
+  const references: Uint8Array[] = []
+  for (const [i, file] of files.entries()) {
+    if (!(file instanceof File)) {
+      throw new ApiError('invalid_input', `Expected reference ${i + 1} as a file`, { field: 'references' })
+    }
+    if (file.size > MAX_IMAGE_BYTES) throw tooLarge(file.size)
+    const bytes = new Uint8Array(await file.arrayBuffer())
+    checkImageHead(bytes.subarray(0, SNIFF_BYTES), 'references')
+    references.push(bytes)
+  }
+  return { references, options: parseOptions(form) }
+}
+
+const INTEGER_PARTS = ['width', 'height', 'steps', 'seed'] as const
+
+function parseOptions(form: Record<string, unknown>): CatalogOptions {
+  const raw: Record<string, unknown> = {}
+  for (const name of ['prompt', 'background', 'shadow', 'layout', ...INTEGER_PARTS]) {
+    const value = form[name]
+    if (value === undefined) continue
+    if (typeof value !== 'string')
+      throw new ApiError('invalid_input', `Expected ${name} once, as text`, { field: name })
+    raw[name] = (INTEGER_PARTS as readonly string[]).includes(name) ? toInteger(name, value) : value
+  }
+  // The seed is chosen here when none is given, so the response can echo it.
+  raw.seed ??= crypto.getRandomValues(new Uint32Array(1))[0] % (MAX_SEED + 1)
+  const parsed = CatalogOptionsSchema.safeParse(raw)
+  if (!parsed.success) throw issueToApiError(parsed.error.issues[0])
+  return parsed.data
+}
+
+function toInteger(name: string, value: string): number {
+  if (!/^\d+$/.test(value.trim()))
+    throw new ApiError('invalid_input', `Expected ${name} as a whole number`, { field: name })
+  return Number(value.trim())
+}
+
+/** Makes a catalog image: holds a credit, calls the inference server, stores the PNG, settles. */
+export async function makeCatalogImage(
+  env: Env,
+  auth: AuthContext,
+  input: { references: Uint8Array[]; options: CatalogOptions },
+): Promise<MadeCatalogImage> {
+  if ((await getUsage(env.DB, auth.workspaceId)).available <= 0) throw quotaExhausted()
+  await assertProcessorAvailable(InferenceClient.fromEnv(env))
+  const id = crypto.randomUUID()
+  const key = `catalog/${id}.png`
+  const [take] = await env.DB.batch([
+    ...holdStatements(env.DB, auth.workspaceId, [id]),
+    env.DB.prepare(
+      `INSERT INTO catalog_images (id, workspace_id, status, options, "references", created_at)
+       SELECT ?, ?, 'pending', ?, ?, ? WHERE EXISTS (SELECT 1 FROM credit_holds WHERE job_id = ?)`,
+    ).bind(id, auth.workspaceId, JSON.stringify(input.options), input.references.length, iso(), id),
+  ])
+  if (take.meta.changes !== 1) throw quotaExhausted()
+  try {
+    const request: CatalogRequest = { ...input.options, references: input.references.length }
+    const parts = [
+      await jsonPart('options', request),
+      ...(await Promise.all(
+        input.references.map((bytes, i) => bytesPart(referencePart(i), 'application/octet-stream', bytes)),
+      )),
+    ]
+    const outcome = await callNow(env, '/v1/catalog', parts, async (output, body) => {
+      const stored = await putHashed(env.BUCKET, key, body, output.length, output.contentType)
+      return { ...output, key, ...stored }
+    })
+    await env.DB.batch([
+      ...settleStatements(env.DB, id, 'charge'),
+      env.DB.prepare(
+        `UPDATE catalog_images SET status = 'succeeded', result_key = ?, model_version = ?, warnings = ?, completed_at = ?, expires_at = ?
+         WHERE id = ? AND status = 'pending'`,
+      ).bind(
+        key,
+        outcome.modelVersion,
+        JSON.stringify(outcome.warnings),
+        iso(),
+        iso(Date.now() + CATALOG_RETENTION_MS),
+        id,
+      ),
+    ])
+  } catch (err) {
+    await failCatalogImage(env, id, err instanceof ApiError ? err.code : 'processing_failed')
+    await env.BUCKET.delete(key)
+    throw err
+  }
+  const object = await env.BUCKET.get(key)
+  if (!object) throw new ApiError('processing_failed', 'The catalog image was not stored')
+  return { id, seed: input.options.seed, object }
+}
+
+function failCatalogImage(env: Pick<Env, 'DB'>, id: string, code: string) {
+  return env.DB.batch([
+    ...settleStatements(env.DB, id, 'release'),
+    env.DB.prepare(
+      `UPDATE catalog_images SET status = 'failed', error_code = ?, completed_at = ? WHERE id = ? AND status = 'pending'`,
+    ).bind(code, iso(), id),
+  ])
+}
+
+/** The owning workspace's stored catalog image: 404 for anyone else, 410 once past retention. */
+export async function readCatalogImage(env: Env, workspaceId: string, id: string) {
+  const row = await env.DB.prepare(
+    `SELECT * FROM catalog_images WHERE id = ? AND workspace_id = ? AND status = 'succeeded'`,
+  )
+    .bind(id, workspaceId)
+    .first<CatalogImageRow>()
+  if (!row?.result_key) throw new ApiError('job_not_found', `No catalog image ${id} in this workspace`)
+  const expired = row.result_deleted_at || (row.expires_at && Date.parse(row.expires_at) <= Date.now())
+  if (expired) throw new ApiError('asset_expired', `Catalog image ${id} expired at ${row.expires_at}; kept 24 hours`)
+  const object = await env.BUCKET.get(row.result_key)
+  if (!object) throw new ApiError('asset_expired', `Catalog image ${id} is no longer stored`)
+  return { row, object, seed: (JSON.parse(row.options) as CatalogOptions).seed }
+}
+
+/** Calls that never ended (their Worker died mid-call): the hold goes back, the row says failed. */
+export async function settleAbandonedCatalogImages(env: Pick<Env, 'DB'>, now = Date.now()): Promise<number> {
+  const { results } = await env.DB.prepare(
+    `SELECT id FROM catalog_images WHERE status = 'pending' AND created_at <= ? LIMIT 100`,
+  )
+    .bind(iso(now - ABANDONED_AFTER_MS))
+    .all<{ id: string }>()
+  for (const { id } of results) await failCatalogImage(env, id, 'processor_unavailable')
+  return results.length
+}
