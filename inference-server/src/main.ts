@@ -4,6 +4,7 @@
  * loads the one model and reports ready.
  */
 import sharp from 'sharp'
+import { catalogConfigFromEnv, createCatalogGenerator } from './catalog/index.js'
 import { Limiter } from './limiter.js'
 import { createSegmenter } from './segmentation/index.js'
 import { createApp, startServer, type SegmenterSlot } from './server.js'
@@ -38,8 +39,10 @@ const spinning = process.env.INFERENCE_SPIN === '1'
 sharp.cache(false)
 sharp.concurrency(intFromEnv('SHARP_CONCURRENCY', 1, 0))
 const model: SegmenterSlot = {}
+// CATALOG_BACKEND=cpu|remote and its settings (catalog/generator.ts): a bad value stops the start.
+const catalog = createCatalogGenerator(catalogConfigFromEnv(process.env))
 
-const app = createApp({ signingKey, model, limiter })
+const app = createApp({ signingKey, model, limiter, catalog })
 const running = await startServer(app, { port, host })
 console.log(`inference server listening on ${running.url}`)
 
@@ -52,6 +55,7 @@ async function shutdown(signal: string): Promise<void> {
   const forced = setTimeout(() => process.exit(1), 10_000).unref()
   await running.close().catch(() => undefined)
   await model.current?.close().catch(() => undefined)
+  await catalog.close().catch(() => undefined)
   clearTimeout(forced)
   process.exit(0)
 }

@@ -1,7 +1,7 @@
 /**
  * The HTTP surface (docs/inference-protocol.md): health, `/v1/inspect` and `/v1/remove` here; each
- * editing capability registers its own routes from its directory (`registerRevise`,
- * `registerExport`) with a `RouteContext`. `createApp` takes every dependency, so tests build it
+ * other capability registers its own routes from its directory (`registerRevise`,
+ * `registerExport`, `registerCatalog`) with a `RouteContext`. `createApp` takes every dependency, so tests build it
  * with a stub or a real segmenter and `startServer` binds it to a port.
  */
 import type { AddressInfo } from 'node:net'
@@ -14,6 +14,8 @@ import { InferenceError, toInferenceError } from './errors.js'
 import { Limiter } from './limiter.js'
 import { parseRemoveOptions } from './options.js'
 import { registerExport } from './render/route.js'
+import { type CatalogGenerator, registerCatalog } from './catalog/route.js'
+import { createCpuGenerator } from './catalog/cpu.js'
 import { registerRevise } from './editing/route.js'
 import { inspectImage, removeBackground } from './remove.js'
 import { requirePart, streamJob } from './stream.js'
@@ -38,6 +40,8 @@ export interface AppOptions {
   maxBodyBytes?: number
   /** The body limit of the editing routes (`MAX_EDIT_BODY_BYTES`). */
   maxEditBodyBytes?: number
+  /** Serves `/v1/catalog` (catalog/): the CPU generator unless configured otherwise. */
+  catalog?: CatalogGenerator
 }
 
 /** What a capability's routes get from the app (one `register…(app, routes)` per capability). */
@@ -92,6 +96,7 @@ export function createApp({
   verifier = createVerifier(signingKey),
   maxBodyBytes = MAX_BODY_BYTES,
   maxEditBodyBytes = MAX_EDIT_BODY_BYTES,
+  catalog = createCpuGenerator(),
 }: AppOptions): Hono {
   if (!signingKey) throw new Error('Expected a non-empty signing key')
   const app = new Hono()
@@ -160,6 +165,7 @@ export function createApp({
   const routes: RouteContext = { signed, limiter, editBodyLimit: limitTo(maxEditBodyBytes) }
   registerRevise(app, routes)
   registerExport(app, routes)
+  registerCatalog(app, routes, catalog)
 
   return app
 }
