@@ -15,6 +15,16 @@ import { inspectFile } from './file-inspector'
 import type { InferenceProxy, ProxyMode } from './inference-proxy'
 
 const FIXTURES = new URL('../fixtures/', import.meta.url)
+/** The inference server's photos (coffee, cat, rocket…), served too rather than copied. */
+const PHOTOS = new URL('../../inference-server/test/fixtures/', import.meta.url)
+
+function readFixture(name: string): Buffer {
+  try {
+    return readFileSync(new URL(name, FIXTURES))
+  } catch {
+    return readFileSync(new URL(name, PHOTOS))
+  }
+}
 
 export interface ReceivedRequest {
   method: string
@@ -69,7 +79,7 @@ export function startFixtureServer(port: number, proxy: InferenceProxy): Promise
     if (url.pathname.startsWith('/files/')) {
       const name = url.pathname.slice('/files/'.length).replace(/[^a-z0-9._-]/gi, '')
       try {
-        const bytes = readFileSync(new URL(name, FIXTURES))
+        const bytes = readFixture(name)
         res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes.length })
         return res.end(bytes)
       } catch {
