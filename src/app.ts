@@ -17,6 +17,7 @@ import { jobs } from './routes/jobs'
 import { projectEdits } from './routes/project-edits'
 import { projects } from './routes/projects'
 import { removals } from './routes/removals'
+import { tryOns } from './routes/try-ons'
 import { uploads } from './routes/uploads'
 import { usage } from './routes/usage'
 import { webhooks } from './routes/webhooks'
@@ -54,6 +55,7 @@ export function createApp() {
   app.route('/', health)
   app.route('/', uploads)
   app.route('/', removals)
+  app.route('/', tryOns)
   app.route('/', jobs)
   app.route('/', batches)
   app.route('/', projects)

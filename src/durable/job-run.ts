@@ -209,6 +209,10 @@ export class JobRun extends DurableObject<Env> {
       store: async (output, body) => {
         await this.#advance(state, 'processing', 'storing')
         const key = kind.outputKey(job, { type: 'output', ...output })
+        if (key === null) {
+          await body.pipeTo(new WritableStream())
+          return null
+        }
         const stored = await putHashed(this.env.BUCKET, key, body, output.length, output.contentType)
         const { name, contentType, width, height } = output
         return { name, key, contentType, width, height, ...stored }

@@ -7,9 +7,11 @@ import { type ExportInput, exportKind } from './export'
 import type { JobKind } from './kind'
 import { type RefinementInput, refinement } from './refinement'
 import { type RemoveBackgroundInput, removeBackground } from './remove-background'
+import { type VirtualTryOnInput, virtualTryOn } from './virtual-try-on'
 
 export interface JobInputs {
   remove_background: RemoveBackgroundInput
+  virtual_try_on: VirtualTryOnInput
   refinement: RefinementInput
   export: ExportInput
 }
@@ -18,6 +20,7 @@ export type JobKindName = keyof JobInputs
 
 export const JOB_KINDS: { [K in JobKindName]: JobKind<JobInputs[K]> } = {
   remove_background: removeBackground,
+  virtual_try_on: virtualTryOn,
   refinement,
   export: exportKind,
 }

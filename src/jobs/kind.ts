@@ -34,8 +34,8 @@ export interface JobKind<Input> {
   holdsCredit: boolean
   /** The request's parts: options and the sources, read from R2 as streams. */
   parts(env: Env, job: KindJob<Input>): Promise<RequestPart[]>
-  /** The R2 key of an output. The output named `result` becomes the job's result. */
-  outputKey(job: KindJob<Input>, output: OutputFrame): string
+  /** The R2 key of an output (null: not kept). The output named `result` becomes the job's result. */
+  outputKey(job: KindJob<Input>, output: OutputFrame): string | null
   /**
    * After every output is stored, before the job succeeds (e.g. record a revision). Must be
    * idempotent. Throws `JobRejected` when the result cannot be kept.

@@ -11,6 +11,7 @@ import { IdempotencyHeaders, json, optionalBearer } from '../schemas/common'
 import { JobSchema, type Job } from '../schemas/job'
 import { RemovalJsonSchema, RemovalMultipartSchema } from '../schemas/removal'
 import { requireIdempotencyKey } from '../services/idempotency'
+import { sourceFromJson, sourceFromPart } from '../services/job-sources'
 import { acceptRemoval, parseOptionsField, type RemovalInput } from '../services/removals'
 
 export const createRemoval = createRoute({
@@ -70,21 +71,9 @@ export const removals = createRouter().openapi(createRemoval, async (c) => {
 type JsonBody = { sourceUrl?: string; uploadId?: string; options: RemovalInput['options'] }
 
 function jsonInput(body: JsonBody): RemovalInput {
-  const { sourceUrl, uploadId, options } = body
-  if ((sourceUrl === undefined) === (uploadId === undefined)) {
-    throw new ApiError('invalid_input', 'Expected exactly one of sourceUrl or uploadId', {
-      field: sourceUrl === undefined ? 'sourceUrl' : 'uploadId',
-    })
-  }
-  return sourceUrl !== undefined
-    ? { kind: 'url', sourceUrl, options }
-    : { kind: 'upload', uploadId: uploadId!, options }
+  return { source: sourceFromJson(body, { sourceUrl: 'sourceUrl', uploadId: 'uploadId' }), options: body.options }
 }
 
 function multipartInput(form: Record<string, unknown>): RemovalInput {
-  const { image } = form
-  if (!(image instanceof File)) {
-    throw new ApiError('invalid_input', 'Expected the image as a file part named image', { field: 'image' })
-  }
-  return { kind: 'file', file: image, options: parseOptionsField(form.options) }
+  return { source: sourceFromPart(form.image, 'image'), options: parseOptionsField(form.options) }
 }

@@ -17,6 +17,7 @@ export const ROUTE_ACCESS = {
   'PUT /v1/uploads/{id}/content': { scopes: ['images:write'] },
   'POST /v1/uploads/{id}/complete': { scopes: ['images:write'] },
   'POST /v1/removals': { scopes: ['images:write'], anonymous: true },
+  'POST /v1/virtual-try-ons': { scopes: ['tryon:write', 'jobs:read'] },
   'GET /v1/jobs': { scopes: ['jobs:read'] },
   'GET /v1/jobs/{id}': { scopes: ['jobs:read'], anonymous: true },
   'DELETE /v1/jobs/{id}': { scopes: ['images:write'], anonymous: true },

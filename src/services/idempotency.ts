@@ -106,3 +106,27 @@ export async function claimIdempotencyKey(
     response: { status: row.response_status ?? 200, body: row.response_body ?? '', location: row.response_location },
   }
 }
+
+/**
+ * Runs `run` once per key and input: a replay returns the first response, a failure frees the key.
+ * @example return idempotent(env.DB, workspaceId, 'removals', key, hash, () => createJob(…))
+ */
+export async function idempotent(
+  db: D1Database,
+  workspaceId: string,
+  scope: string,
+  key: string,
+  requestHash: string,
+  run: () => Promise<StoredResponse>,
+): Promise<StoredResponse> {
+  const claim = await claimIdempotencyKey(db, workspaceId, scope, key, requestHash)
+  if (claim.kind === 'replay') return claim.response
+  try {
+    const response = await run()
+    await claim.complete(response)
+    return response
+  } catch (err) {
+    await claim.release()
+    throw err
+  }
+}

@@ -207,8 +207,8 @@ export interface CallOutcome {
 export interface AnswerHandlers {
   /** Called as the server passes each stage. */
   onStage?(stage: InferenceStage): Promise<void>
-  /** Stores one output's bytes (the stream must be read to its end before the next frame). */
-  store(output: Omit<OutputFrame, 'type'>, body: ReadableStream<Uint8Array>): Promise<StoredOutput>
+  /** Stores one output's bytes, or drops them (null); the stream must be read to its end either way. */
+  store(output: Omit<OutputFrame, 'type'>, body: ReadableStream<Uint8Array>): Promise<StoredOutput | null>
   /** Errors of the handlers' own that must pass through as they are (e.g. a job canceled meanwhile). */
   passThrough?(err: unknown): boolean
 }
@@ -229,7 +229,8 @@ export async function receiveAnswer(answer: Response, handlers: AnswerHandlers):
           break
         case 'output': {
           const { body, type: _type, ...output } = frame
-          outputs.push(await handlers.store(output, body))
+          const stored = await handlers.store(output, body)
+          if (stored) outputs.push(stored)
           break
         }
         case 'done':

@@ -318,3 +318,19 @@ export async function failUnstartedJobs(env: Env, jobs: UnstartedJob[]): Promise
       ),
   )
 }
+
+/**
+ * The answer to a job's creation: 200 with the job when it ends within `waitSeconds`
+ * (`Prefer: wait`), else 202 with the job as it stands and its `Location`.
+ */
+export async function jobResponse(
+  env: Env,
+  workspaceId: string,
+  jobId: string,
+  waitSeconds: number | null,
+): Promise<{ status: number; body: string; location: string }> {
+  const stub = env.JOB_RUN.get(env.JOB_RUN.idFromName(jobId))
+  const finished = waitSeconds ? await stub.waitForTerminal(waitSeconds * 1000) : false
+  const view = await toJob(await findJob(env.DB, workspaceId, jobId), env.RESULT_SIGNING_KEY)
+  return { status: finished ? 200 : 202, body: JSON.stringify(view), location: view.links.self }
+}

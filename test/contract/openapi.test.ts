@@ -15,6 +15,7 @@ const ROUTES = [
   'put /v1/uploads/{id}/content',
   'post /v1/uploads/{id}/complete',
   'post /v1/removals',
+  'post /v1/virtual-try-ons',
   'get /v1/jobs',
   'get /v1/jobs/{id}',
   'delete /v1/jobs/{id}',

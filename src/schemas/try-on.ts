@@ -1,0 +1,43 @@
+/**
+ * @module
+ * Virtual try-on requests (SPEC.md §2 Source, Virtual try-on options; §4 POST /v1/virtual-try-ons):
+ * JSON with two Sources and the options, or multipart with `person`, `garment` and `options` and
+ * nothing else. Strict everywhere.
+ */
+import { z } from '@hono/zod-openapi'
+import * as contract from '../contract/tryon'
+
+const EXAMPLE_OPTIONS = { category: 'upper_body' as const, seed: 42 }
+
+export const TryOnOptionsSchema = contract.TryOnOptionsSchema.openapi('TryOnOptions', { example: EXAMPLE_OPTIONS })
+
+/** Exactly one of `sourceUrl` or `uploadId` (checked in the handler, naming the member). */
+export const SourceSchema = z
+  .strictObject({
+    sourceUrl: z.url({ protocol: /^https?$/ }).optional(),
+    uploadId: z.uuid().optional(),
+  })
+  .openapi('Source', {
+    description: 'Exactly one of sourceUrl or uploadId.',
+    example: { uploadId: '5b0e8c1a-7d2f-4e3b-9a6c-1f2e3d4c5b6a' },
+  })
+
+export const TryOnJsonSchema = z
+  .strictObject({ person: SourceSchema, garment: SourceSchema, options: TryOnOptionsSchema })
+  .openapi('TryOnRequest', {
+    example: {
+      person: { uploadId: '5b0e8c1a-7d2f-4e3b-9a6c-1f2e3d4c5b6a' },
+      garment: { sourceUrl: 'https://images.example.com/shirts/striped.png' },
+      options: EXAMPLE_OPTIONS,
+    },
+  })
+
+const file = (description: string) => z.any().openapi({ type: 'string', format: 'binary', description })
+
+export const TryOnMultipartSchema = z
+  .strictObject({
+    person: file('A photo of a person, upright; JPEG, PNG, WebP, AVIF, HEIC or HEIF; ≤ 50 MB, ≤ 25 MP'),
+    garment: file('A photo of the garment (flat lay or product shot); same limits'),
+    options: z.string().openapi({ description: 'JSON-encoded TryOnOptions', example: JSON.stringify(EXAMPLE_OPTIONS) }),
+  })
+  .openapi('TryOnMultipart')

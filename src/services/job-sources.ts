@@ -1,0 +1,119 @@
+/**
+ * @module
+ * Where a job's image comes from (SPEC.md §2 Source): a completed upload, a multipart file, or a
+ * URL fetched through the SSRF guard. Removals have one source; a try-on has two (`person`,
+ * `garment`), so every error names the field it came from.
+ */
+import type { Env } from '../env'
+import { ApiError } from '../errors'
+import { sha256Hex } from '../lib/crypto'
+import { MAX_IMAGE_BYTES } from '../lib/image-sniff'
+import { readLimited, storeBytes, type StoredSource } from './sources'
+import {
+  allowlistFromEnv,
+  DohResolver,
+  guardedFetch,
+  SourceFetchError,
+  SourceTooLargeError,
+  UnsafeUrlError,
+} from './ssrf'
+import { findUpload } from './uploads'
+
+export type SourceInput =
+  | { kind: 'upload'; uploadId: string }
+  | { kind: 'url'; sourceUrl: string }
+  | { kind: 'file'; file: File }
+
+/** The field names errors point at: the JSON members, and the multipart part. */
+export interface SourceFields {
+  uploadId: string
+  sourceUrl: string
+  file: string
+}
+
+/** `{sourceUrl | uploadId}` (exactly one) from a JSON body. */
+export function sourceFromJson(
+  body: { sourceUrl?: string; uploadId?: string },
+  fields: Pick<SourceFields, 'uploadId' | 'sourceUrl'>,
+): SourceInput {
+  const { sourceUrl, uploadId } = body
+  if ((sourceUrl === undefined) === (uploadId === undefined)) {
+    throw new ApiError('invalid_input', 'Expected exactly one of sourceUrl or uploadId', {
+      field: sourceUrl === undefined ? fields.sourceUrl : fields.uploadId,
+    })
+  }
+  return sourceUrl !== undefined ? { kind: 'url', sourceUrl } : { kind: 'upload', uploadId: uploadId! }
+}
+
+/** A multipart file part. */
+export function sourceFromPart(value: unknown, field: string): SourceInput {
+  if (!(value instanceof File)) throw new ApiError('invalid_input', `Expected ${field} as a file part`, { field })
+  return { kind: 'file', file: value }
+}
+
+/** What identifies a source for idempotency: a file by its bytes, the others by their reference. */
+export async function sourceFingerprint(input: SourceInput): Promise<string> {
+  switch (input.kind) {
+    case 'file':
+      return `file:${await sha256Hex(await input.file.arrayBuffer())}`
+    case 'url':
+      return `url:${input.sourceUrl}`
+    case 'upload':
+      return `upload:${input.uploadId}`
+  }
+}
+
+/** Stores (or finds) the source's bytes, checked like an upload, under `key` when they are new. */
+export async function resolveSource(
+  env: Env,
+  workspaceId: string,
+  key: string,
+  input: SourceInput,
+  fields: SourceFields,
+): Promise<StoredSource> {
+  switch (input.kind) {
+    case 'upload': {
+      const upload = await findUpload(env.DB, workspaceId, input.uploadId, fields.uploadId)
+      if (upload.status !== 'ready' || !upload.sha256 || !upload.byte_size) {
+        throw new ApiError('invalid_input', `Upload ${upload.id} is not ready; complete it first`, {
+          field: fields.uploadId,
+        })
+      }
+      return { key: upload.object_key, size: upload.byte_size, sha256: upload.sha256, mimeType: upload.mime_type ?? '' }
+    }
+    case 'file': {
+      if (input.file.size > MAX_IMAGE_BYTES) {
+        throw new ApiError(
+          'image_too_large',
+          `Expected at most ${MAX_IMAGE_BYTES} bytes but received ${input.file.size}`,
+          { field: fields.file },
+        )
+      }
+      return storeBytes(env.BUCKET, key, new Uint8Array(await input.file.arrayBuffer()), fields.file)
+    }
+    case 'url':
+      return storeBytes(env.BUCKET, key, await fetchSource(env, input.sourceUrl, fields.sourceUrl), fields.sourceUrl)
+  }
+}
+
+async function fetchSource(env: Env, url: string, field: string): Promise<Uint8Array> {
+  try {
+    const res = await guardedFetch(url, {
+      resolver: new DohResolver({ url: env.DNS_RESOLVER_URL }),
+      allowlist: allowlistFromEnv(env),
+      maxRedirects: 5,
+      maxBytes: MAX_IMAGE_BYTES,
+      signal: AbortSignal.timeout(30_000),
+    })
+    if (!res.body) throw new SourceFetchError('The source URL returned no body')
+    return await readLimited(res.body)
+  } catch (err) {
+    if (err instanceof UnsafeUrlError) {
+      throw new ApiError('unsafe_url', `The source URL is not allowed: ${err.reason}`, { field })
+    }
+    if (err instanceof SourceTooLargeError) throw new ApiError('image_too_large', err.message, { field })
+    if (err instanceof SourceFetchError) throw new ApiError('invalid_input', err.message, { field })
+    if (err instanceof ApiError) throw err
+    throw new ApiError('invalid_input', `The source URL could not be fetched: ${String(err)}`, { field })
+  }
+}

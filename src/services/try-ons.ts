@@ -1,0 +1,85 @@
+/**
+ * @module
+ * Accepting a virtual try-on (SPEC.md §4 POST /v1/virtual-try-ons; experimental): idempotency,
+ * the two sources (each an upload, a multipart file or a guarded URL fetch), a credit hold and the
+ * `virtual_try_on` job, then the bounded wait — the removal's path with two images.
+ */
+import { MAX_SEED } from '../contract/catalog'
+import type { TryOnOptions } from '../contract/tryon'
+import { ApiError } from '../errors'
+import { sha256Hex } from '../lib/crypto'
+import { JOB_KINDS } from '../jobs'
+import { getUsage, quotaExhausted } from './credits'
+import { idempotent, type StoredResponse } from './idempotency'
+import { assertProcessorAvailable, InferenceClient } from './inference'
+import { resolveSource, type SourceInput, sourceFingerprint } from './job-sources'
+import { acceptJobs, type JobStart, jobResponse } from './jobs'
+import type { AcceptContext } from './removals'
+
+export interface TryOnInput {
+  person: SourceInput
+  garment: SourceInput
+  options: TryOnOptions
+}
+
+const fieldsOf = (name: 'person' | 'garment') => ({
+  uploadId: `${name}.uploadId`,
+  sourceUrl: `${name}.sourceUrl`,
+  file: name,
+})
+
+export async function acceptTryOn(ctx: AcceptContext, input: TryOnInput): Promise<StoredResponse> {
+  const { env, auth } = ctx
+  const hash = await sha256Hex(
+    JSON.stringify({
+      person: await sourceFingerprint(input.person),
+      garment: await sourceFingerprint(input.garment),
+      options: input.options,
+    }),
+  )
+  return idempotent(env.DB, auth.workspaceId, 'virtual-try-ons', ctx.idempotencyKey, hash, async () => {
+    if ((await getUsage(env.DB, auth.workspaceId)).available <= 0) throw quotaExhausted()
+    await assertProcessorAvailable(InferenceClient.fromEnv(env))
+    return createJob(ctx, input)
+  })
+}
+
+async function createJob(ctx: AcceptContext, input: TryOnInput): Promise<StoredResponse> {
+  const { env, auth } = ctx
+  const jobId = crypto.randomUUID()
+  const person = await resolveSource(env, auth.workspaceId, `sources/${jobId}/person`, input.person, fieldsOf('person'))
+  const garment = await resolveSource(
+    env,
+    auth.workspaceId,
+    `sources/${jobId}/garment`,
+    input.garment,
+    fieldsOf('garment'),
+  )
+  // Every random choice follows the seed; one is picked here when none was given.
+  const options = {
+    ...input.options,
+    seed: input.options.seed ?? crypto.getRandomValues(new Uint32Array(1))[0] % (MAX_SEED + 1),
+  }
+  const start: JobStart<'virtual_try_on'> = {
+    jobId,
+    workspaceId: auth.workspaceId,
+    correlationId: ctx.requestId,
+    kind: 'virtual_try_on',
+    input: {
+      person: { key: person.key, size: person.size, sha256: person.sha256 },
+      garment: { key: garment.key, size: garment.size, sha256: garment.sha256 },
+      options,
+    },
+  }
+  const row = {
+    id: jobId,
+    workspaceId: auth.workspaceId,
+    kind: 'virtual_try_on' as const,
+    options,
+    sourceKey: person.key,
+    format: 'png',
+  }
+  const unstarted = await acceptJobs(env, [{ row, start }], { hold: JOB_KINDS.virtual_try_on.holdsCredit })
+  if (unstarted) throw new ApiError('processor_unavailable', 'The job could not be scheduled', { retryAfter: 1 })
+  return jobResponse(env, auth.workspaceId, jobId, ctx.waitSeconds)
+}
