@@ -9,7 +9,15 @@ import type { JobStage, JobStatus } from '../contract/stages'
 import type { Env } from '../env'
 import { type JobKind, jobKind } from '../jobs'
 import { JobRejected } from '../jobs/kind'
-import { type EventEnvelope, formatSse, type JobEventType, jobEvent, projectEvent, SSE_ONLY_TYPES } from '../lib/events'
+import {
+  type EventEnvelope,
+  eventsAfter,
+  formatSse,
+  type JobEventType,
+  jobEvent,
+  projectEvent,
+  SSE_ONLY_TYPES,
+} from '../lib/events'
 import { putHashed } from '../lib/storage'
 import { iso } from '../lib/time'
 import { completeBatchIfDone } from '../services/batches'
@@ -114,7 +122,7 @@ export class JobRun extends DurableObject<Env> {
   override async fetch(request: Request): Promise<Response> {
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>()
     const writer = writable.getWriter()
-    for (const event of this.#eventsAfter(request.headers.get('last-event-id'))) {
+    for (const event of eventsAfter(this.ctx.storage.sql, request.headers.get('last-event-id'))) {
       void writer.write(this.#encoder.encode(formatSse(event))).catch(() => undefined)
     }
     const state = this.#state()
@@ -384,17 +392,6 @@ export class JobRun extends DurableObject<Env> {
     for (const writer of this.#streams) {
       writer.write(bytes).catch(() => this.#streams.delete(writer))
     }
-  }
-
-  #eventsAfter(lastEventId: string | null): EventEnvelope[] {
-    const sql = this.ctx.storage.sql
-    const after = lastEventId
-      ? (sql.exec<{ seq: number }>('SELECT seq FROM events WHERE id = ?', lastEventId).toArray()[0]?.seq ?? 0)
-      : 0
-    return sql
-      .exec<{ body: string }>('SELECT body FROM events WHERE seq > ? ORDER BY seq', after)
-      .toArray()
-      .map((r) => JSON.parse(r.body) as EventEnvelope)
   }
 
   /** True when a cancel finished the job while a run was between steps. */

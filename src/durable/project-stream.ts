@@ -7,7 +7,7 @@
  */
 import { DurableObject } from 'cloudflare:workers'
 import type { Env } from '../env'
-import { type EventEnvelope, formatSse } from '../lib/events'
+import { type EventEnvelope, eventsAfter, formatSse } from '../lib/events'
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' }
 /** A comment line this often keeps idle proxies from closing a quiet stream. */
@@ -48,8 +48,8 @@ export class ProjectStream extends DurableObject<Env> {
   override async fetch(request: Request): Promise<Response> {
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>()
     const writer = writable.getWriter()
-    for (const body of this.#bodiesAfter(request.headers.get('last-event-id'))) {
-      void writer.write(this.#encoder.encode(formatSse(JSON.parse(body) as EventEnvelope))).catch(() => undefined)
+    for (const event of eventsAfter(this.ctx.storage.sql, request.headers.get('last-event-id'))) {
+      void writer.write(this.#encoder.encode(formatSse(event))).catch(() => undefined)
     }
     this.#streams.add(writer)
     this.#keepalive ??= setInterval(() => this.#send(': keepalive\n\n'), KEEPALIVE_MS)
@@ -65,16 +65,5 @@ export class ProjectStream extends DurableObject<Env> {
       clearInterval(this.#keepalive)
       this.#keepalive = undefined
     }
-  }
-
-  #bodiesAfter(lastEventId: string | null): string[] {
-    const sql = this.ctx.storage.sql
-    const after = lastEventId
-      ? (sql.exec<{ seq: number }>('SELECT seq FROM events WHERE id = ?', lastEventId).toArray()[0]?.seq ?? 0)
-      : 0
-    return sql
-      .exec<{ body: string }>('SELECT body FROM events WHERE seq > ? ORDER BY seq', after)
-      .toArray()
-      .map((r) => r.body)
   }
 }

@@ -36,3 +36,28 @@ export function afterCursor(cursor: string): { sql: string; args: string[] } {
   const [createdAt, id] = decodeCursor(cursor)
   return { sql: '(created_at < ? OR (created_at = ? AND id < ?))', args: [createdAt, createdAt, id] }
 }
+
+/**
+ * A page of `table`'s rows matching `where` (with `args`), newest first, after `cursor`.
+ * `table` and `where` are the caller's own SQL, never user input.
+ */
+export async function listPage<T extends Cursored>(
+  db: D1Database,
+  table: string,
+  filter: { where: string[]; args: unknown[] },
+  q: { limit?: number; cursor?: string },
+): Promise<{ rows: T[]; nextCursor: string | null }> {
+  const limit = q.limit ?? 20
+  const where = [...filter.where]
+  const args = [...filter.args]
+  if (q.cursor) {
+    const after = afterCursor(q.cursor)
+    where.push(after.sql)
+    args.push(...after.args)
+  }
+  const { results } = await db
+    .prepare(`SELECT * FROM ${table} WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`)
+    .bind(...args, limit + 1)
+    .all<T>()
+  return pageOf(results, limit)
+}

@@ -88,3 +88,17 @@ export function projectEvent(
     data,
   }
 }
+
+/**
+ * The events of a Durable Object's log (`events(seq, id, body)`) after the one `lastEventId`
+ * names, oldest first: what an SSE stream replays on (re)connect.
+ */
+export function eventsAfter(sql: SqlStorage, lastEventId: string | null): EventEnvelope[] {
+  const after = lastEventId
+    ? (sql.exec<{ seq: number }>('SELECT seq FROM events WHERE id = ?', lastEventId).toArray()[0]?.seq ?? 0)
+    : 0
+  return sql
+    .exec<{ body: string }>('SELECT body FROM events WHERE seq > ? ORDER BY seq', after)
+    .toArray()
+    .map((r) => JSON.parse(r.body) as EventEnvelope)
+}

@@ -7,14 +7,12 @@
  */
 import { createRoute } from '@hono/zod-openapi'
 import { TryOnOptionsSchema as TryOnOptionsContract } from '../contract/tryon'
-import { ApiError, errorResponses, problemContent } from '../errors'
 import { parseJsonField } from '../lib/form'
-import { createRouter, preferWaitSeconds } from '../lib/router'
+import { answeredJob, jobCreatedResponses, jobRequest } from '../lib/job-route'
+import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
-import { IdempotencyHeaders, json } from '../schemas/common'
-import { type Job, JobSchema } from '../schemas/job'
+import { IdempotencyHeaders } from '../schemas/common'
 import { TryOnJsonSchema, TryOnMultipartSchema } from '../schemas/try-on'
-import { requireIdempotencyKey } from '../services/idempotency'
 import { sourceFromJson, sourceFromPart } from '../services/job-sources'
 import { acceptTryOn, type TryOnInput } from '../services/try-ons'
 
@@ -36,37 +34,20 @@ export const createTryOn = createRoute({
       },
     },
   },
-  responses: {
-    200: json(JobSchema, 'The job finished within the bounded wait'),
-    202: {
-      ...json(JobSchema, 'Accepted; poll Location or stream its events'),
-      headers: { Location: { schema: { type: 'string' } } },
-    },
-    ...errorResponses,
-    402: problemContent('No credits remain'),
-    409: problemContent('Idempotency-Key reused with different input'),
-    413: problemContent('An image is over 50 MB or 25 megapixels'),
-    415: problemContent('An image is not a supported format'),
-    422: problemContent('A sourceUrl targets a prohibited address'),
-  },
+  responses: jobCreatedResponses({
+    tooLarge: 'An image is over 50 MB or 25 megapixels',
+    unsupported: 'An image is not a supported format',
+    unsafeUrl: 'A sourceUrl targets a prohibited address',
+  }),
 })
 
 export const tryOns = createRouter().openapi(createTryOn, async (c) => {
-  const headers = c.req.valid('header')
-  const idempotencyKey = requireIdempotencyKey(headers['idempotency-key'])
-  const waitSeconds = preferWaitSeconds(headers.prefer)
-  const contentType = (c.req.header('content-type') ?? '').toLowerCase()
-  if (!contentType) throw new ApiError('invalid_input', 'Expected a JSON or multipart/form-data body')
-  const input = contentType.startsWith('multipart/')
+  const { ctx, multipart } = jobRequest(c, c.req.valid('header'))
+  const input = multipart
     ? multipartInput(c.req.valid('form') as Record<string, unknown>)
     : jsonInput(c.req.valid('json') as JsonBody)
-  const res = await acceptTryOn(
-    { env: c.env, auth: c.get('auth'), requestId: c.get('requestId'), idempotencyKey, waitSeconds },
-    input,
-  )
-  if (res.location) c.header('Location', res.location)
-  if (waitSeconds !== null) c.header('Preference-Applied', `wait=${waitSeconds}`)
-  const job = JSON.parse(res.body) as Job
+  const res = await acceptTryOn(ctx, input)
+  const job = answeredJob(c, res, ctx.waitSeconds)
   return res.status === 200 ? c.json(job, 200) : c.json(job, 202)
 })
 

@@ -11,7 +11,7 @@ import type { JobInputs, JobKindName } from '../jobs'
 import { jobEvent } from '../lib/events'
 import { holdStatements, quotaExhausted, settleStatements } from './credits'
 import { publishEvent } from './events'
-import { afterCursor, pageOf } from '../lib/cursor'
+import { listPage } from '../lib/cursor'
 import { signResultPath } from './result-url'
 
 /** Result bytes are kept this long after a job ends (SPEC.md §8). */
@@ -216,7 +216,6 @@ export interface JobQuery {
 
 /** Newest first; the cursor is the (createdAt, id) of the last job returned. */
 export async function listJobs(db: D1Database, workspaceId: string, q: JobQuery) {
-  const limit = q.limit ?? 20
   const where = ['workspace_id = ?', PUBLIC_KIND_SQL]
   const args: unknown[] = [workspaceId]
   for (const [column, value] of [
@@ -230,16 +229,7 @@ export async function listJobs(db: D1Database, workspaceId: string, q: JobQuery)
       args.push(value)
     }
   }
-  if (q.cursor) {
-    const after = afterCursor(q.cursor)
-    where.push(after.sql)
-    args.push(...after.args)
-  }
-  const { results } = await db
-    .prepare(`SELECT * FROM jobs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`)
-    .bind(...args, limit + 1)
-    .all<JobRow>()
-  return pageOf(results, limit)
+  return listPage<JobRow>(db, 'jobs', { where, args }, q)
 }
 
 /** What the runner of a new job is started with. */

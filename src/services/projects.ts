@@ -6,7 +6,7 @@
  */
 import type { Env } from '../env'
 import { ApiError } from '../errors'
-import { afterCursor, pageOf } from '../lib/cursor'
+import { listPage } from '../lib/cursor'
 import { copyHashed } from '../lib/storage'
 import { iso } from '../lib/time'
 import type { Project } from '../schemas/project'
@@ -161,20 +161,8 @@ async function uprightSize(env: Env, source: { key: string; size: number; sha256
   }
 }
 
-export async function listProjects(db: D1Database, workspaceId: string, q: { limit?: number; cursor?: string }) {
-  const limit = q.limit ?? 20
-  const where = ['workspace_id = ?']
-  const args: unknown[] = [workspaceId]
-  if (q.cursor) {
-    const after = afterCursor(q.cursor)
-    where.push(after.sql)
-    args.push(...after.args)
-  }
-  const { results } = await db
-    .prepare(`SELECT * FROM projects WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`)
-    .bind(...args, limit + 1)
-    .all<ProjectRow>()
-  return pageOf(results, limit)
+export function listProjects(db: D1Database, workspaceId: string, q: { limit?: number; cursor?: string }) {
+  return listPage<ProjectRow>(db, 'projects', { where: ['workspace_id = ?'], args: [workspaceId] }, q)
 }
 
 /**

@@ -1,0 +1,51 @@
+/**
+ * @module
+ * What every job-creating route shares (SPEC.md §4 Processing): the headers it reads
+ * (`Idempotency-Key`, `Prefer: wait`), the body's media type, and the answer — 200 with the job
+ * when it ended within the wait, else 202 with `Location`.
+ */
+import type { Context } from 'hono'
+import type { AppEnv } from '../env'
+import { ApiError, errorResponses, problemContent } from '../errors'
+import { json } from '../schemas/common'
+import { type Job, JobSchema } from '../schemas/job'
+import { requireIdempotencyKey, type StoredResponse } from '../services/idempotency'
+import type { AcceptContext } from '../services/removals'
+import { preferWaitSeconds } from './router'
+
+/** The responses of a job-creating route; `images` describes its 413/415/422 for its image fields. */
+export function jobCreatedResponses(images: { tooLarge: string; unsupported: string; unsafeUrl: string }) {
+  return {
+    200: json(JobSchema, 'The job finished within the bounded wait'),
+    202: {
+      ...json(JobSchema, 'Accepted; poll Location or stream its events'),
+      headers: { Location: { schema: { type: 'string' as const } } },
+    },
+    ...errorResponses,
+    402: problemContent('No credits remain'),
+    409: problemContent('Idempotency-Key reused with different input'),
+    413: problemContent(images.tooLarge),
+    415: problemContent(images.unsupported),
+    422: problemContent(images.unsafeUrl),
+  }
+}
+
+/** The accept context of a job-creating request, and whether its body is multipart. */
+export function jobRequest(
+  c: Context<AppEnv>,
+  headers: { 'idempotency-key'?: string; prefer?: string },
+): { ctx: AcceptContext; multipart: boolean } {
+  const idempotencyKey = requireIdempotencyKey(headers['idempotency-key'])
+  const waitSeconds = preferWaitSeconds(headers.prefer)
+  const contentType = (c.req.header('content-type') ?? '').toLowerCase()
+  if (!contentType) throw new ApiError('invalid_input', 'Expected a JSON or multipart/form-data body')
+  const ctx = { env: c.env, auth: c.get('auth'), requestId: c.get('requestId'), idempotencyKey, waitSeconds }
+  return { ctx, multipart: contentType.startsWith('multipart/') }
+}
+
+/** Sets `Location` and `Preference-Applied` and returns the job the accept path stored. */
+export function answeredJob(c: Context<AppEnv>, res: StoredResponse, waitSeconds: number | null): Job {
+  if (res.location) c.header('Location', res.location)
+  if (waitSeconds !== null) c.header('Preference-Applied', `wait=${waitSeconds}`)
+  return JSON.parse(res.body) as Job
+}
