@@ -10,7 +10,7 @@ import { ApiError } from '../errors'
 import type { Export, ExportCreate } from '../schemas/project'
 import type { AuthContext } from './auth'
 import { assertProcessorAvailable, InferenceClient } from './inference'
-import { acceptJobs, type JobRow, type JobStart, resultExpired } from './jobs'
+import { acceptJobs, findProjectJob, type JobRow, type JobStart, resultExpired } from './jobs'
 import { currentRevision, type ProjectRow } from './projects'
 import { signResultPath } from './result-url'
 import { findRevision, revisionMask } from './revisions'
@@ -65,24 +65,12 @@ export async function acceptExport(
   return findExport(env.DB, project.workspace_id, project.id, jobId)
 }
 
-export async function findExport(db: D1Database, workspaceId: string, projectId: string, id: string) {
-  const row = await db
-    .prepare(`SELECT * FROM jobs WHERE id = ? AND workspace_id = ? AND project_id = ? AND kind = 'export'`)
-    .bind(id, workspaceId, projectId)
-    .first<JobRow>()
-  if (!row) throw new ApiError('job_not_found', `No export ${id} in this project`)
-  return row
-}
+export const findExport = (db: D1Database, workspaceId: string, projectId: string, id: string) =>
+  findProjectJob(db, 'export', { workspaceId, projectId, id })
 
 /** For a signed result URL, which carries no credential: the export by its id alone. */
-export async function findExportById(db: D1Database, projectId: string, id: string) {
-  const row = await db
-    .prepare(`SELECT * FROM jobs WHERE id = ? AND project_id = ? AND kind = 'export'`)
-    .bind(id, projectId)
-    .first<JobRow>()
-  if (!row) throw new ApiError('job_not_found', `No export ${id} in this project`)
-  return row
-}
+export const findExportById = (db: D1Database, projectId: string, id: string) =>
+  findProjectJob(db, 'export', { projectId, id })
 
 export const exportPath = (projectId: string, id: string) => `/v1/projects/${projectId}/exports/${id}`
 

@@ -147,6 +147,22 @@ export async function findJobById(db: D1Database, id: string): Promise<JobRow | 
   return db.prepare(`SELECT * FROM jobs WHERE id = ? AND ${PUBLIC_KIND_SQL}`).bind(id).first<JobRow>()
 }
 
+/** A project's internal job (a refinement or an export) of the workspace, or 404 naming it. */
+export async function findProjectJob(
+  db: D1Database,
+  kind: 'refinement' | 'export',
+  where: { workspaceId?: string; projectId: string; id: string },
+): Promise<JobRow> {
+  const row = await db
+    .prepare(
+      `SELECT * FROM jobs WHERE id = ? AND project_id = ? AND kind = ? ${where.workspaceId ? 'AND workspace_id = ?' : ''}`,
+    )
+    .bind(where.id, where.projectId, kind, ...(where.workspaceId ? [where.workspaceId] : []))
+    .first<JobRow>()
+  if (!row) throw new ApiError('job_not_found', `No ${kind} ${where.id} in this project`)
+  return row
+}
+
 /**
  * The stored result of a succeeded job (a removal's, an export's): 404 without one, 410
  * `asset_expired` once its bytes are past retention (the metadata stays).

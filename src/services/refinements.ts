@@ -10,7 +10,7 @@ import { ApiError } from '../errors'
 import type { Refinement, RefinementCreate } from '../schemas/project'
 import type { AuthContext } from './auth'
 import { assertProcessorAvailable, InferenceClient } from './inference'
-import { acceptJobs, type JobRow, type JobStart } from './jobs'
+import { acceptJobs, findProjectJob, type JobRow, type JobStart } from './jobs'
 import { type ProjectRow, REFINEMENTS_PER_PROJECT } from './projects'
 import { currentBase, revisionMask } from './revisions'
 import type { Recipe } from '../contract/editing'
@@ -80,14 +80,8 @@ export async function acceptRefinement(
   return findRefinement(env.DB, project.workspace_id, project.id, jobId)
 }
 
-export async function findRefinement(db: D1Database, workspaceId: string, projectId: string, id: string) {
-  const row = await db
-    .prepare(`SELECT * FROM jobs WHERE id = ? AND workspace_id = ? AND project_id = ? AND kind = 'refinement'`)
-    .bind(id, workspaceId, projectId)
-    .first<JobRow>()
-  if (!row) throw new ApiError('job_not_found', `No refinement ${id} in this project`)
-  return row
-}
+export const findRefinement = (db: D1Database, workspaceId: string, projectId: string, id: string) =>
+  findProjectJob(db, 'refinement', { workspaceId, projectId, id })
 
 export async function toRefinement(db: D1Database, row: JobRow): Promise<Refinement> {
   const options = JSON.parse(row.options) as RefinementOptions

@@ -8,19 +8,7 @@ import { createHash } from 'node:crypto'
 import { initializeCanvas, readPsd } from 'ag-psd'
 import { unzipSync } from 'fflate'
 import sharp from 'sharp'
-
-export interface ImageReport {
-  format: string
-  width: number
-  height: number
-  channels: number
-  /** sha256 hex of the file's bytes. */
-  sha256: string
-  /** The first channel's pixels, row-major, base64 (with `pixels=1`). */
-  channel0?: string
-  /** RGB(A) of the four corners and edge midpoints: [x, y, r, g, b, a]. */
-  border: number[][]
-}
+import type { ImageReport } from './file-report'
 
 async function describeImage(bytes: Uint8Array, withPixels: boolean): Promise<ImageReport> {
   const meta = await sharp(bytes).metadata()

@@ -3,6 +3,7 @@
  * reading returned files through the fixture server's inspector (sharp, fflate, ag-psd in Node).
  */
 import { env } from 'cloudflare:test'
+import type { ImageReport } from '../helpers/file-report'
 import { api, fixtureBytes, modelBudget, RAW_CUTOUT, removal, settled, uploadImage, waitFor } from './helpers'
 
 export interface ProjectView {
@@ -25,15 +26,7 @@ export interface RevisionView {
   links: { self: string; mask: string }
 }
 
-export interface ImageReport {
-  format: string
-  width: number
-  height: number
-  channels: number
-  sha256: string
-  channel0?: string
-  border: number[][]
-}
+export type { ImageReport }
 
 /** A succeeded removal of `source` (a fixture name, or a URL for `sourceUrl`). */
 export async function succeededRemoval(key: string, source: string): Promise<string> {
