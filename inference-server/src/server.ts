@@ -12,6 +12,7 @@ import { createVerifier, type Verifier } from './auth.js'
 import { InferenceError, toInferenceError } from './errors.js'
 import { Limiter } from './limiter.js'
 import { parseRemoveOptions } from './options.js'
+import { registerRefineRoute } from './refinement/route.js'
 import { inspectImage, removeBackground } from './remove.js'
 import { requirePart, streamJob } from './stream.js'
 import type { Segmenter } from './segmentation/index.js'
@@ -137,6 +138,8 @@ export function createApp({
       return { warnings: result.warnings, timings: { ...result.timings } }
     })
   })
+
+  registerRefineRoute(app, { signed, limiter })
 
   return app
 }
