@@ -17,6 +17,7 @@ import { registerExport } from './render/route.js'
 import { type CatalogGenerator, registerCatalog } from './catalog/route.js'
 import { createCpuGenerator } from './catalog/cpu.js'
 import { registerRevise } from './editing/route.js'
+import { registerRefineRoute } from './refinement/route.js'
 import { inspectImage, removeBackground } from './remove.js'
 import { requirePart, streamJob } from './stream.js'
 import type { Segmenter } from './segmentation/index.js'
@@ -165,6 +166,7 @@ export function createApp({
   const routes: RouteContext = { signed, limiter, editBodyLimit: limitTo(maxEditBodyBytes) }
   registerRevise(app, routes)
   registerExport(app, routes)
+  registerRefineRoute(app, { signed, limiter })
   registerCatalog(app, routes, catalog)
 
   return app
