@@ -260,9 +260,16 @@ export class Cutout {
   }
 }
 
-/** A terminal job that did not succeed, as a problem with its own code. */
-export function jobProblem(job: Job): CutoutProblem {
-  const code = job.error?.code ?? (job.status === 'canceled' ? 'canceled' : 'processing_failed')
-  const detail = job.error?.message ?? `job ${job.id} ended ${job.status}`
-  return new CutoutProblem(job.status === 'canceled' ? 409 : 500, { code, detail, retryable: false })
+/** A job that ended failed or canceled: a problem with the job's own error code, and the job. */
+export class JobFailedError extends CutoutProblem {
+  constructor(readonly job: Job) {
+    const code = job.error?.code ?? (job.status === 'canceled' ? 'canceled' : 'processing_failed')
+    super(job.status === 'canceled' ? 409 : 500, {
+      code,
+      detail: job.error?.message ?? `job ${job.id} ended ${job.status}`,
+      retryable: false,
+    })
+  }
 }
+
+export const jobProblem = (job: Job) => new JobFailedError(job)

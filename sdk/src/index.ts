@@ -8,6 +8,7 @@ export {
   Cutout,
   type CutoutOptions,
   DEFAULT_OPTIONS,
+  JobFailedError,
   jobProblem,
   type ApiKey,
   type Batch,
