@@ -6,7 +6,6 @@
  */
 import { fileURLToPath } from 'node:url'
 import openapiTS, { astToString } from 'openapi-typescript'
-import { createApp } from '../../src/app'
 
 export const SCHEMA_PATH = fileURLToPath(new URL('../../sdk/src/schema.ts', import.meta.url))
 
@@ -29,7 +28,18 @@ const HEADER = `/**
  */
 `
 
+interface DocumentApp {
+  request(path: string, init: RequestInit, env: unknown): Response | Promise<Response>
+}
+
+/**
+ * The app is imported by a computed specifier so that Node-side type checking (tsconfig.node.json)
+ * does not pull the Worker's sources, which need the Workers types, into its program.
+ */
+const APP_MODULE = '../../src/app'
+
 export async function fetchDocument(): Promise<Record<string, unknown>> {
+  const { createApp } = (await import(APP_MODULE)) as { createApp: () => DocumentApp }
   const res = await createApp().request('/openapi.json', {}, DOCUMENT_ENV)
   if (res.status !== 200) throw new Error(`/openapi.json answered ${res.status}`)
   return (await res.json()) as Record<string, unknown>
