@@ -1,7 +1,8 @@
 /**
  * `npm test`: every stage in order (lint and format, typecheck, inference server, OpenAPI contract,
- * Worker in workerd, end-to-end `npm start`). A failing stage does not stop the later ones, so one
- * run shows everything that is broken; the exit code is non-zero when any stage failed.
+ * Worker in workerd, end-to-end `npm start`, the SDK and CLI against their own `npm start`). A
+ * failing stage does not stop the later ones, so one run shows everything that is broken; the exit
+ * code is non-zero when any stage failed.
  *
  * Stages run their tools directly (not through nested `npm run`), so a passing run prints what
  * passed and not npm's per-invocation config warnings.
@@ -34,12 +35,24 @@ const STAGES: Stage[] = [
       tsc('tsconfig.json'),
       tsc('inference-server/tsconfig.json'),
       tsc('tsconfig.node.json'),
+      tsc('sdk/tsconfig.json'),
+      tsc('sdk/tsconfig.node.json'),
+      tsc('cli/tsconfig.json'),
     ],
   },
   { name: 'inference', steps: [{ ...vitest(), cwd: join(root, 'inference-server') }] },
   { name: 'contract', steps: [vitest('--config', 'vitest.contract.config.mts')] },
   { name: 'worker', steps: [vitest('--config', 'vitest.worker.config.mts')] },
   { name: 'e2e', steps: [vitest('--config', 'vitest.e2e.config.mts')] },
+  // The SDK and CLI as users get them: built, then run against their own local stack.
+  {
+    name: 'clients',
+    steps: [
+      { command: bin('tsc'), args: ['-p', 'sdk/tsconfig.build.json'] },
+      { command: bin('tsc'), args: ['-p', 'cli/tsconfig.build.json'] },
+      vitest('--config', 'vitest.clients.config.mts'),
+    ],
+  },
 ]
 
 function runStep(step: Step): Promise<number> {

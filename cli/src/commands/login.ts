@@ -1,0 +1,39 @@
+/**
+ * @module
+ * `cutout login` (device flow through the SDK's `deviceLogin`) and `cutout logout`. The session is
+ * saved under the user's config directory with 0600 permissions; every later command refreshes it
+ * when the access token has expired.
+ */
+import { hostname } from 'node:os'
+import { deviceLogin } from '@cutout/sdk'
+import { readSessionFile, removeSessionFile, writeSessionFile } from '@cutout/sdk/node'
+import { anonymousClient, type GlobalOptions, Output, sessionPath } from '../context.js'
+
+export async function login(options: GlobalOptions): Promise<void> {
+  const out = new Output(!!options.json)
+  const cutout = await anonymousClient(options)
+  const session = await deviceLogin(cutout, {
+    client: `cutout-cli on ${hostname()}`,
+    onCode: (a) => {
+      out.info(`Open ${a.verificationUri} and enter the code ${a.userCode}`)
+      out.info(`(or open ${a.verificationUriComplete})`)
+      out.info(`Waiting for approval (the code expires in ${Math.round(a.expiresIn / 60)} minutes)…`)
+    },
+  })
+  const path = sessionPath()
+  await writeSessionFile(path, { ...session, baseUrl: cutout.baseUrl })
+  out.result({ signedIn: true, baseUrl: cutout.baseUrl, sessionFile: path }, `Signed in to ${cutout.baseUrl}`)
+}
+
+/** Revokes the session at the API (best effort) and deletes the file. */
+export async function logout(options: GlobalOptions): Promise<void> {
+  const out = new Output(!!options.json)
+  const path = sessionPath()
+  const stored = await readSessionFile(path)
+  if (stored) {
+    const cutout = await anonymousClient({ ...options, baseUrl: options.baseUrl ?? stored.baseUrl })
+    await cutout.signOut(stored.refreshToken).catch((err) => out.info(`could not revoke the session: ${err}`))
+  }
+  await removeSessionFile(path)
+  out.result({ signedOut: true, wasSignedIn: !!stored }, stored ? 'Signed out' : 'Not signed in')
+}

@@ -1,0 +1,72 @@
+/**
+ * @module
+ * `cutout remove FILE…`: each file in one SDK call (upload → removal → wait → download), a few at
+ * a time, written as `<name>-cutout.png` (or `-mask.png`) in `--out` or beside the input. Every
+ * input is checked before anything is uploaded, so a typo costs no credit.
+ */
+import { mkdir, rename, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import type { Cutout, RemovalOptions } from '@cutout/sdk'
+import { readImageFile } from '@cutout/sdk/node'
+import { authedClient, type GlobalOptions, Output } from '../context.js'
+import { describe, EXIT, exitCodeFor, type ExitCode } from '../exit.js'
+import { checkInput, outputName, pool } from '../files.js'
+import { createProgress } from '../progress.js'
+
+export interface RemoveOptions extends GlobalOptions {
+  out?: string
+  quality: RemovalOptions['quality']
+  output: RemovalOptions['output']
+  concurrency: number
+}
+
+export interface FileOutcome {
+  file: string
+  status: 'done' | 'skipped' | 'failed'
+  out?: string
+  jobId?: string
+  error?: string
+  exitCode?: ExitCode
+}
+
+/** Writes through a temporary name, so an interrupted run never leaves a file that looks done. */
+export async function writeAtomically(path: string, bytes: Uint8Array): Promise<void> {
+  await mkdir(dirname(path), { recursive: true })
+  const temporary = `${path}.partial`
+  await writeFile(temporary, bytes)
+  await rename(temporary, path)
+}
+
+async function removeOne(cutout: Cutout, file: string, options: RemoveOptions): Promise<FileOutcome> {
+  const out = join(options.out ?? dirname(file), outputName(file, options.output))
+  const { job, bytes } = await cutout.removeBackground(await readImageFile(file), {
+    quality: options.quality,
+    output: options.output,
+  })
+  await writeAtomically(out, bytes)
+  return { file, status: 'done', out, jobId: job.id }
+}
+
+/** The worst exit code among failures (the most specific one a script can act on). */
+export function worstExit(outcomes: FileOutcome[]): ExitCode {
+  return outcomes.reduce<ExitCode>((worst, o) => (o.exitCode && o.exitCode > worst ? o.exitCode : worst), EXIT.ok)
+}
+
+export async function remove(files: string[], options: RemoveOptions): Promise<ExitCode> {
+  const out = new Output(!!options.json)
+  for (const file of files) await checkInput(file)
+  const cutout = await authedClient(options, (line) => out.info(line))
+  const progress = createProgress(files.length)
+  const settled = await pool(files, options.concurrency, async (file) => {
+    const outcome = await removeOne(cutout, file, options).catch(
+      (err): FileOutcome => ({ file, status: 'failed', error: describe(err), exitCode: exitCodeFor(err) }),
+    )
+    progress.tick(outcome.status === 'done' ? `${file} → ${outcome.out}` : `${file}: failed: ${outcome.error}`)
+    return outcome
+  })
+  progress.stop()
+  const outcomes = settled.map((s) => (s.status === 'fulfilled' ? s.value : ({} as FileOutcome)))
+  const failed = outcomes.filter((o) => o.status === 'failed')
+  out.result({ files: outcomes }, `${outcomes.length - failed.length} done, ${failed.length} failed`)
+  return worstExit(outcomes)
+}

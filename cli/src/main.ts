@@ -1,0 +1,109 @@
+#!/usr/bin/env node
+/**
+ * @module
+ * `cutout`: the command line on @cutout/sdk. Arguments are parsed by commander; each command lives
+ * in src/commands. Errors end the process with the exit codes of src/exit.ts and one clear line
+ * on stderr. Environment: CUTOUT_API_KEY (used instead of a stored session), CUTOUT_BASE_URL.
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
+import { keysCreate, keysList, keysRevoke, jobs, usage } from './commands/account.js'
+import { batch } from './commands/batch.js'
+import { login, logout } from './commands/login.js'
+import { remove, type RemoveOptions } from './commands/remove.js'
+import { CliError, describe, EXIT, exitCodeFor } from './exit.js'
+import { positiveInt } from './files.js'
+
+const program = new Command('cutout')
+  .description('Remove image backgrounds with the Cutout API')
+  .option('--json', 'print results as JSON (for scripts)')
+  .option('--base-url <url>', 'API origin (default: CUTOUT_BASE_URL, the signed-in API, or http://127.0.0.1:8787)')
+  .showHelpAfterError()
+  .exitOverride()
+
+/** Every action's result code; thrown errors are mapped in `main`. */
+let exitCode: number = EXIT.ok
+const globals = () => program.opts<{ json?: boolean; baseUrl?: string }>()
+const intOption = (value: string) => {
+  try {
+    return positiveInt(value)
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message)
+  }
+}
+
+function processing(command: Command, defaultConcurrency: number): Command {
+  return command
+    .option('--out <dir>', 'where to write results')
+    .addOption(
+      new Option('--quality <level>', 'model quality').choices(['fast', 'balanced', 'high']).default('balanced'),
+    )
+    .addOption(
+      new Option('--output <kind>', 'transparent cutout or grayscale mask')
+        .choices(['cutout', 'mask'])
+        .default('cutout'),
+    )
+    .option('--concurrency <n>', 'files at a time', intOption, defaultConcurrency)
+}
+
+program
+  .command('login')
+  .description('sign in with a device code (approve it in a browser)')
+  .action(() => login(globals()))
+program
+  .command('logout')
+  .description('revoke and forget the stored session')
+  .action(() => logout(globals()))
+
+processing(
+  program.command('remove').argument('<files...>').description('remove the background of each file'),
+  2,
+).action(async (files: string[], options: RemoveOptions) => {
+  exitCode = await remove(files, { ...globals(), ...options })
+})
+processing(
+  program.command('batch').argument('<dir>').description("process a folder's images, skipping done ones"),
+  4,
+).action(async (dir: string, options: RemoveOptions) => {
+  exitCode = await batch(dir, { ...globals(), ...options })
+})
+program
+  .command('jobs')
+  .description('list recent jobs')
+  .option('--limit <n>', 'how many', intOption, 20)
+  .option('--status <status>', 'only jobs in this status')
+  .action((options) => jobs({ ...globals(), ...options }))
+program
+  .command('usage')
+  .description('show credits')
+  .action(() => usage(globals()))
+
+const keys = program.command('keys').description('manage API keys')
+keys
+  .command('list')
+  .description('list API keys')
+  .action(() => keysList(globals()))
+keys
+  .command('create')
+  .description('create an API key (the secret is shown once)')
+  .option('--name <name>', 'a label')
+  .option('--scopes <list>', 'comma-separated scopes (default: your own)')
+  .action((options) => keysCreate({ ...globals(), ...options }))
+keys
+  .command('revoke')
+  .argument('<id>')
+  .description('revoke an API key')
+  .action((id: string) => keysRevoke(id, globals()))
+
+async function main(): Promise<number> {
+  try {
+    await program.parseAsync(process.argv)
+    return exitCode
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage
+    const code = exitCodeFor(err)
+    process.stderr.write(`cutout: ${err instanceof CliError ? err.message : describe(err)}\n`)
+    return code
+  }
+}
+
+process.exitCode = await main()

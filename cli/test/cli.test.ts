@@ -1,0 +1,131 @@
+/**
+ * The built CLI (cli/dist/main.js, as `npx cutout` runs it) against the real local stack:
+ * a resumable `batch` with progress, `remove` of a missing file, and `login` by device code
+ * approved by an email-signed-in session, after which `usage` works on the stored session.
+ */
+import { spawn } from 'node:child_process'
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type LocalStack, signInByEmail, startLocalStack } from '../../test/helpers/local-stack'
+
+const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url))
+const FIXTURE = fileURLToPath(new URL('../../test/fixtures/astronaut.png', import.meta.url))
+
+let stack: LocalStack
+let work: string
+
+interface Run {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+/** Runs the CLI (no TTY: progress comes as lines). `onStderr` sees its stderr as it arrives. */
+function cli(args: string[], env: Record<string, string>, onStderr?: (text: string) => void) {
+  const base = { ...process.env }
+  delete base.CUTOUT_API_KEY // a developer's own key must not stand in for the stored session
+  delete base.CUTOUT_BASE_URL
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    env: { ...base, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const run: Run = { code: -1, stdout: '', stderr: '' }
+  child.stdout.on('data', (d) => (run.stdout += d))
+  child.stderr.on('data', (d) => {
+    run.stderr += d
+    onStderr?.(run.stderr)
+  })
+  return new Promise<Run>((resolve) => child.once('close', (code) => resolve({ ...run, code: code ?? -1 })))
+}
+
+const keyEnv = () => ({ CUTOUT_BASE_URL: stack.baseUrl, CUTOUT_API_KEY: stack.apiKey, XDG_CONFIG_HOME: work })
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'cutout-cli-'))
+  stack = await startLocalStack()
+})
+
+afterAll(async () => {
+  await stack?.stop()
+  if (work) rmSync(work, { recursive: true, force: true })
+})
+
+describe('cutout CLI against the local stack', () => {
+  it('batch writes three cutouts with progress lines; a second run skips all three', async () => {
+    const dir = join(work, 'photos')
+    mkdirSync(dir)
+    for (const name of ['a', 'b', 'c']) copyFileSync(FIXTURE, join(dir, `${name}.png`))
+    const first = await cli(['batch', dir], keyEnv())
+    expect(first.code, first.stderr).toBe(0)
+    expect(readdirSync(join(dir, 'cutouts')).sort()).toEqual(['a-cutout.png', 'b-cutout.png', 'c-cutout.png'])
+    for (const name of ['a', 'b', 'c']) {
+      const png = readFileSync(join(dir, 'cutouts', `${name}-cutout.png`))
+      expect(png.subarray(1, 4).toString()).toBe('PNG')
+      expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([512, 512])
+    }
+    expect(first.stderr.match(/^\[\d\/3\] .+ → .+-cutout\.png$/gm)).toHaveLength(3)
+    expect(first.stdout).toMatch(/3 done, 0 skipped/)
+
+    const second = await cli(['batch', dir, '--json'], keyEnv())
+    expect(second.code, second.stderr).toBe(0)
+    const summary = JSON.parse(second.stdout) as { files: { status: string }[] }
+    expect(summary.files.map((f) => f.status)).toEqual(['skipped', 'skipped', 'skipped'])
+  })
+
+  it('remove of a missing file exits 2 with a clear message and uploads nothing', async () => {
+    const run = await cli(['remove', join(work, 'missing.jpg')], keyEnv())
+    expect(run.code).toBe(2)
+    expect(run.stderr).toMatch(/cutout: cannot read .*missing\.jpg: no such file/)
+  })
+
+  it('login by device code: approved in a signed-in session, then usage works on the stored session', async () => {
+    const config = join(work, 'config')
+    const env = { CUTOUT_BASE_URL: stack.baseUrl, XDG_CONFIG_HOME: config }
+    let approving: Promise<void> | undefined
+    const login = cli(['login'], env, (text) => {
+      const code = /enter the code ([A-Z]{4}-[A-Z]{4})/.exec(text)?.[1]
+      if (code && !approving) approving = approve(code)
+    })
+    const run = await login
+    await approving
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stderr).toMatch(/Open http:\/\/127\.0\.0\.1:\d+\/device and enter the code/)
+
+    const file = join(config, 'cutout', 'session.json')
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+    const session = JSON.parse(readFileSync(file, 'utf8'))
+    expect(session).toMatchObject({ baseUrl: stack.baseUrl, refreshToken: expect.stringMatching(/^rt_/) })
+
+    // An expired access token is refreshed, and the new pair saved.
+    writeFileSync(file, JSON.stringify({ ...session, expiresAt: Date.now() - 1000 }), { mode: 0o600 })
+    const usage = await cli(['usage', '--json'], { XDG_CONFIG_HOME: config })
+    expect(usage.code, usage.stderr).toBe(0)
+    expect(JSON.parse(usage.stdout)).toMatchObject({ kind: 'workspace', limit: 50 })
+    expect(JSON.parse(readFileSync(file, 'utf8')).refreshToken).not.toBe(session.refreshToken)
+
+    const logout = await cli(['logout'], { XDG_CONFIG_HOME: config })
+    expect(logout.code).toBe(0)
+    expect((await cli(['usage'], { XDG_CONFIG_HOME: config })).code).toBe(3)
+  })
+})
+
+async function approve(userCode: string): Promise<void> {
+  const { accessToken } = await signInByEmail(stack.baseUrl, `cli-${Date.now()}@example.com`)
+  const res = await fetch(new URL(`/v1/device-authorizations/${userCode}/approve`, stack.baseUrl), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${accessToken}` },
+  })
+  if (res.status !== 204) throw new Error(`approve: ${res.status} ${await res.text()}`)
+}

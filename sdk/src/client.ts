@@ -1,0 +1,275 @@
+/**
+ * @module
+ * `Cutout`: the typed API (`cutout.api`, openapi-fetch over the generated `paths`) behind one
+ * transport that adds the bearer token, an `Idempotency-Key` on creation POSTs, and retries; plus
+ * the hand-written calls most programs need (uploads, removals, batches, jobs, usage, keys).
+ * Only `fetch`, `Request`, `Blob` and Web Crypto are used, so it runs in Node 20 and browsers.
+ */
+import createClient, { type Client } from 'openapi-fetch'
+import { Credentials, type SessionStore, type TokenPair } from './auth.js'
+import { CutoutProblem } from './problem.js'
+import { type RetryOptions, withRetries } from './retry.js'
+import type { components, paths } from './schema.js'
+import { sniffImageType, toBlob, type ImageInput } from './image.js'
+import { waitForJob, type WaitOptions } from './wait.js'
+
+export type Schemas = components['schemas']
+export type Job = Schemas['Job']
+export type Upload = Schemas['Upload']
+export type Batch = Schemas['Batch']
+export type Usage = Schemas['Usage']
+export type ApiKey = Schemas['ApiKey']
+export type RemovalOptions = Schemas['RemovalOptions']
+export type ListJobsQuery = NonNullable<paths['/v1/jobs']['get']['parameters']['query']>
+
+export interface CutoutOptions {
+  /** The API origin, e.g. `https://api.example` or `http://127.0.0.1:8787`. */
+  baseUrl: string
+  /** An API key (`sk_live_…`); or use `session`. */
+  apiKey?: string
+  /** A signed-in session, refreshed as needed and saved back to the store. */
+  session?: SessionStore
+  /** Retry rules; `false` sends each request once. */
+  retry?: RetryOptions | false
+  /** A fetch to use instead of the global one (tests, proxies). */
+  fetch?: (request: Request) => Promise<Response>
+}
+
+/** Creation POSTs that the API makes idempotent with `Idempotency-Key` (SPEC.md §4). */
+const IDEMPOTENT_CREATES = new Set(['/v1/removals', '/v1/batches', '/v1/virtual-try-ons'])
+
+/** The defaults of the removal options; anything given replaces them. */
+export const DEFAULT_OPTIONS: RemovalOptions = {
+  quality: 'balanced',
+  alpha: { mode: 'raw', feather: 0 },
+  output: 'cutout',
+}
+
+export interface RemoveResult {
+  job: Job
+  /** The result image (PNG unless the job says otherwise). */
+  bytes: Uint8Array
+  contentType: string
+}
+
+/** What the SDK's own calls return for a body, or a thrown `CutoutProblem`. */
+async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  const { data, error, response } = await call
+  if (!response.ok || error !== undefined) throw CutoutProblem.fromBody(response, error)
+  return data as T
+}
+
+export class Cutout {
+  /** Every operation of /openapi.json, typed: `cutout.api.GET('/v1/jobs/{id}', …)`. */
+  readonly api: Client<paths>
+  readonly baseUrl: string
+  readonly credentials: Credentials
+  readonly #fetch: (request: Request) => Promise<Response>
+  readonly #retry: RetryOptions | false
+
+  constructor(options: CutoutOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '')
+    this.#fetch = options.fetch ?? ((request) => fetch(request))
+    this.#retry = options.retry ?? {}
+    const source = options.apiKey
+      ? { apiKey: options.apiKey }
+      : options.session
+        ? { session: options.session }
+        : undefined
+    this.credentials = new Credentials(source, (token) => this.#refresh(token))
+    this.api = createClient<paths>({ baseUrl: this.baseUrl, fetch: (request) => this.send(request) })
+  }
+
+  /**
+   * One logical request: the idempotency key is fixed here, once, so every retry carries the same
+   * key and the API replays the first answer instead of doing the work twice.
+   */
+  async send(request: Request, options: { retry?: boolean } = {}): Promise<Response> {
+    const path = new URL(request.url).pathname
+    if (request.method === 'POST' && IDEMPOTENT_CREATES.has(path) && !request.headers.has('idempotency-key')) {
+      request.headers.set('idempotency-key', crypto.randomUUID())
+    }
+    const attempt = (req: Request) => this.#authorized(req)
+    if (this.#retry === false || options.retry === false) return attempt(request)
+    return withRetries(request, attempt, this.#retry)
+  }
+
+  /** Sends with the bearer token, renewing a session once after a 401. */
+  async #authorized(request: Request): Promise<Response> {
+    const retryCopy = this.credentials.isSession ? request.clone() : undefined
+    const token = await this.credentials.token()
+    if (token) request.headers.set('authorization', `Bearer ${token}`)
+    const res = await this.#fetch(request)
+    if (res.status !== 401 || !retryCopy || !token) return res
+    await res.body?.cancel().catch(() => undefined)
+    retryCopy.headers.set('authorization', `Bearer ${await this.credentials.renew(token)}`)
+    return this.#fetch(retryCopy)
+  }
+
+  async #refresh(refreshToken: string): Promise<TokenPair> {
+    const request = this.#request('/v1/auth/refresh', { method: 'POST', json: { refreshToken } })
+    const res = await withRetries(request, this.#fetch, this.#retry || { maxRetries: 0 })
+    if (!res.ok) throw await CutoutProblem.fromResponse(res)
+    return (await res.json()) as TokenPair
+  }
+
+  #request(path: string, init: RequestInit & { json?: unknown } = {}): Request {
+    const { json, ...rest } = init
+    const headers = new Headers(rest.headers)
+    if (json !== undefined) headers.set('content-type', 'application/json')
+    return new Request(new URL(path, `${this.baseUrl}/`), {
+      ...rest,
+      headers,
+      body: json !== undefined ? JSON.stringify(json) : rest.body,
+    })
+  }
+
+  /**
+   * A request to a URL the API handed out (upload target, result). Our own origin goes through the
+   * transport with the credential; another origin (a presigned storage URL) gets no credential.
+   */
+  async #followUrl(url: string, init: RequestInit): Promise<Response> {
+    const target = new URL(url, `${this.baseUrl}/`)
+    const request = new Request(target, init)
+    if (target.origin === new URL(this.baseUrl).origin) return this.send(request)
+    return this.#retry === false ? this.#fetch(request) : withRetries(request, this.#fetch, this.#retry)
+  }
+
+  /** file/bytes → POST /v1/uploads → PUT the content → complete: the ready upload, verified. */
+  async upload(input: ImageInput, options: { contentType?: string; signal?: AbortSignal } = {}): Promise<Upload> {
+    const blob = await toBlob(input)
+    const contentType = options.contentType ?? (blob.type || (await sniffImageType(blob)))
+    const created = await unwrap(
+      this.api.POST('/v1/uploads', {
+        body: { contentType: contentType as Schemas['UploadRequest']['contentType'] },
+        signal: options.signal,
+      }),
+    )
+    const put = await this.#followUrl(created.uploadUrl, {
+      method: 'PUT',
+      headers: { 'content-type': contentType },
+      body: blob,
+      signal: options.signal,
+    })
+    if (!put.ok) throw await CutoutProblem.fromResponse(put)
+    await put.body?.cancel().catch(() => undefined)
+    return unwrap(
+      this.api.POST('/v1/uploads/{id}/complete', { params: { path: { id: created.id } }, signal: options.signal }),
+    )
+  }
+
+  /** POST /v1/removals for an upload or a public URL. `wait` (0–8 s) lets a quick job finish in the call. */
+  async createRemoval(
+    source: { uploadId: string } | { sourceUrl: string },
+    options: Partial<RemovalOptions> = {},
+    extra: { wait?: number; idempotencyKey?: string; signal?: AbortSignal } = {},
+  ): Promise<Job> {
+    const header: Record<string, string> = {}
+    if (extra.wait) header.prefer = `wait=${extra.wait}`
+    if (extra.idempotencyKey) header['idempotency-key'] = extra.idempotencyKey
+    return unwrap(
+      this.api.POST('/v1/removals', {
+        params: { header },
+        body: { ...source, options: { ...DEFAULT_OPTIONS, ...options } },
+        signal: extra.signal,
+      }),
+    )
+  }
+
+  /** One batch over ready uploads (1–100), queued atomically. */
+  async createBatch(uploadIds: string[], options: Partial<RemovalOptions> = {}, idempotencyKey?: string) {
+    return unwrap(
+      this.api.POST('/v1/batches', {
+        params: { header: idempotencyKey ? { 'idempotency-key': idempotencyKey } : {} },
+        body: { uploadIds, options: { ...DEFAULT_OPTIONS, ...options } },
+      }),
+    )
+  }
+
+  getBatch(id: string): Promise<Batch> {
+    return unwrap(this.api.GET('/v1/batches/{id}', { params: { path: { id } } }))
+  }
+
+  getJob(id: string, signal?: AbortSignal): Promise<Job> {
+    return unwrap(this.api.GET('/v1/jobs/{id}', { params: { path: { id } }, signal }))
+  }
+
+  listJobs(query: ListJobsQuery = {}) {
+    return unwrap(this.api.GET('/v1/jobs', { params: { query } }))
+  }
+
+  cancelJob(id: string): Promise<Job> {
+    return unwrap(this.api.DELETE('/v1/jobs/{id}', { params: { path: { id } } }))
+  }
+
+  /** Resolves with the job once it is terminal (SSE, falling back to polling). */
+  waitForJob(id: string, options: WaitOptions = {}): Promise<Job> {
+    return waitForJob(this, id, options)
+  }
+
+  /** The bytes of a succeeded job's result. */
+  async downloadResult(job: Job, signal?: AbortSignal): Promise<{ bytes: Uint8Array; contentType: string }> {
+    const url = job.result?.url ?? `/v1/jobs/${job.id}/result`
+    const res = await this.#followUrl(url, { signal })
+    if (!res.ok) throw await CutoutProblem.fromResponse(res)
+    const contentType = res.headers.get('content-type') ?? job.result?.contentType ?? 'application/octet-stream'
+    return { bytes: new Uint8Array(await res.arrayBuffer()), contentType }
+  }
+
+  /**
+   * Upload, remove, wait, download: the cutout of `input` in one call. A job that ends failed or
+   * canceled is thrown as a `CutoutProblem` with the job's error code.
+   */
+  async removeBackground(
+    input: ImageInput,
+    options: Partial<RemovalOptions> = {},
+    extra: WaitOptions = {},
+  ): Promise<RemoveResult> {
+    const upload = await this.upload(input, { signal: extra.signal })
+    const created = await this.createRemoval({ uploadId: upload.id }, options, { wait: 8, signal: extra.signal })
+    const job = await this.waitForJob(created.id, extra)
+    if (job.status !== 'succeeded') throw jobProblem(job)
+    return { job, ...(await this.downloadResult(job, extra.signal)) }
+  }
+
+  usage(): Promise<Usage> {
+    return unwrap(this.api.GET('/v1/usage'))
+  }
+
+  listApiKeys() {
+    return unwrap(this.api.GET('/v1/api-keys'))
+  }
+
+  createApiKey(body: Schemas['ApiKeyCreate'] = {}) {
+    return unwrap(this.api.POST('/v1/api-keys', { body }))
+  }
+
+  async revokeApiKey(id: string): Promise<void> {
+    await unwrap(this.api.DELETE('/v1/api-keys/{id}', { params: { path: { id } } }))
+  }
+
+  /** Revokes the session behind a refresh token (POST /v1/auth/logout). */
+  async signOut(refreshToken: string): Promise<void> {
+    const res = await this.#fetch(this.#request('/v1/auth/logout', { method: 'POST', json: { refreshToken } }))
+    if (!res.ok) throw await CutoutProblem.fromResponse(res)
+  }
+
+  /** A request sent once, without credentials or retries (the device flow paces itself). */
+  async sendOnce(path: string, init: RequestInit & { json?: unknown }): Promise<Response> {
+    return this.#fetch(this.#request(path, init))
+  }
+}
+
+/** A job that ended failed or canceled: a problem with the job's own error code, and the job. */
+export class JobFailedError extends CutoutProblem {
+  constructor(readonly job: Job) {
+    const code = job.error?.code ?? (job.status === 'canceled' ? 'canceled' : 'processing_failed')
+    super(job.status === 'canceled' ? 409 : 500, {
+      code,
+      detail: job.error?.message ?? `job ${job.id} ended ${job.status}`,
+      retryable: false,
+    })
+  }
+}
+
+export const jobProblem = (job: Job) => new JobFailedError(job)

@@ -1,0 +1,28 @@
+/**
+ * @module
+ * `@cutout/sdk`: a typed client for the Cutout image API (fetch only: Node 20 and browsers).
+ * File-system helpers for Node are in `@cutout/sdk/node`.
+ */
+export { type SessionStore, type SessionTokens, type TokenPair, memorySession, toSession } from './auth.js'
+export {
+  Cutout,
+  type CutoutOptions,
+  DEFAULT_OPTIONS,
+  JobFailedError,
+  jobProblem,
+  type ApiKey,
+  type Batch,
+  type Job,
+  type ListJobsQuery,
+  type RemovalOptions,
+  type RemoveResult,
+  type Schemas,
+  type Upload,
+  type Usage,
+} from './client.js'
+export { type DeviceAuthorization, type DeviceLoginOptions, deviceLogin } from './device.js'
+export { type ImageInput, sniffImageType } from './image.js'
+export { CutoutProblem, type ProblemBody } from './problem.js'
+export { backoffMs, type RetryOptions } from './retry.js'
+export type { components, operations, paths } from './schema.js'
+export { isTerminal, type WaitOptions } from './wait.js'

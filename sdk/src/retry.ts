@@ -1,0 +1,95 @@
+/**
+ * @module
+ * Retries (SPEC.md §7): 429 always (the request was not processed) after `Retry-After`; 500, 502,
+ * 503 and 504 and network failures only for idempotent requests (safe methods, or a POST carrying
+ * an `Idempotency-Key`, which the API replays instead of doing twice). Without `Retry-After` the
+ * wait is exponential backoff with full jitter, so many clients do not retry in step.
+ */
+import { retryAfterSeconds } from './problem.js'
+
+export interface RetryOptions {
+  /** Attempts after the first. Default 4; 0 turns retries off. */
+  maxRetries?: number
+  /** First backoff ceiling in ms (doubles per attempt). Default 500. */
+  baseDelayMs?: number
+  /** Longest single wait in ms, `Retry-After` included. Default 30 000. */
+  maxDelayMs?: number
+  /** Told before each wait (for logs and progress lines). */
+  onRetry?: (info: { attempt: number; delayMs: number; status?: number; error?: unknown }) => void
+}
+
+const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'])
+const RETRYABLE_5XX = new Set([500, 502, 503, 504])
+
+export function isIdempotent(request: Request): boolean {
+  return IDEMPOTENT_METHODS.has(request.method) || request.headers.has('idempotency-key')
+}
+
+/** Full jitter: a uniform wait between 0 and the exponential ceiling. */
+export function backoffMs(attempt: number, base: number, max: number, random = Math.random): number {
+  return Math.floor(random() * Math.min(max, base * 2 ** attempt))
+}
+
+export function sleep(ms: number, signal?: AbortSignal | null): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason)
+    const timer = setTimeout(done, ms)
+    function done() {
+      signal?.removeEventListener('abort', abort)
+      resolve()
+    }
+    function abort() {
+      clearTimeout(timer)
+      reject(signal?.reason)
+    }
+    signal?.addEventListener('abort', abort, { once: true })
+  })
+}
+
+/** The wait before the next attempt, or undefined when this outcome is final. */
+function nextDelay(request: Request, outcome: Response | unknown, attempt: number, o: Required<RetryOptions>) {
+  if (outcome instanceof Response) {
+    const retryable = outcome.status === 429 || (RETRYABLE_5XX.has(outcome.status) && isIdempotent(request))
+    if (!retryable) return undefined
+    const after = retryAfterSeconds(outcome.headers)
+    if (after !== undefined) return Math.min(after * 1000, o.maxDelayMs)
+  } else if (!isIdempotent(request) || request.signal.aborted) {
+    return undefined
+  }
+  return backoffMs(attempt, o.baseDelayMs, o.maxDelayMs)
+}
+
+/** Wraps `send` (one attempt for a fresh copy of the request) with the retry rules above. */
+export async function withRetries(
+  request: Request,
+  send: (request: Request) => Promise<Response>,
+  options: RetryOptions = {},
+): Promise<Response> {
+  const o: Required<RetryOptions> = {
+    maxRetries: 4,
+    baseDelayMs: 500,
+    maxDelayMs: 30_000,
+    onRetry: () => {},
+    ...options,
+  }
+  for (let attempt = 0; ; attempt++) {
+    let outcome: Response | unknown
+    try {
+      outcome = await send(request.clone())
+    } catch (err) {
+      outcome = err
+    }
+    const delay = attempt < o.maxRetries ? nextDelay(request, outcome, attempt, o) : undefined
+    if (delay === undefined) {
+      if (outcome instanceof Response) return outcome
+      throw outcome
+    }
+    if (outcome instanceof Response) await outcome.body?.cancel().catch(() => undefined)
+    o.onRetry({
+      attempt: attempt + 1,
+      delayMs: delay,
+      ...(outcome instanceof Response ? { status: outcome.status } : { error: outcome }),
+    })
+    await sleep(delay, request.signal)
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * The transport's rules without a server: Retry-After honoured on 429, idempotent 5xx retried,
+ * a POST without an idempotency key not, one Idempotency-Key per logical call across retries,
+ * and a 401 turning into a session refresh (once, shared by concurrent calls).
+ */
+import { Cutout, CutoutProblem, memorySession } from '@cutout/sdk'
+import { describe, expect, it } from 'vitest'
+
+const problem = (status: number, code: string, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify({ status, code, title: code, detail: code, retryable: true, requestId: 'r1' }), {
+    status,
+    headers: { 'content-type': 'application/problem+json', ...headers },
+  })
+const ok = (body: unknown) => new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } })
+
+function fake(answers: Array<(req: Request) => Response>) {
+  const seen: Request[] = []
+  const fetch = async (req: Request) => {
+    seen.push(req)
+    return (answers.shift() ?? (() => ok({})))(req)
+  }
+  return { fetch, seen }
+}
+
+describe('retries', () => {
+  it('waits Retry-After on a 429, then succeeds', async () => {
+    const { fetch, seen } = fake([
+      () => problem(429, 'rate_limit_exceeded', { 'retry-after': '1' }),
+      () => ok({ kind: 'workspace' }),
+    ])
+    const cutout = new Cutout({ baseUrl: 'http://api.test', apiKey: 'sk_live_x', fetch })
+    const started = Date.now()
+    expect(await cutout.usage()).toEqual({ kind: 'workspace' })
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950)
+    expect(seen).toHaveLength(2)
+    expect(seen[1].headers.get('authorization')).toBe('Bearer sk_live_x')
+  })
+
+  it('retries a creation POST with the same Idempotency-Key, and never a plain POST', async () => {
+    const { fetch, seen } = fake([() => problem(503, 'processor_unavailable'), () => ok({ id: 'j1' })])
+    const cutout = new Cutout({ baseUrl: 'http://api.test', apiKey: 'k', fetch, retry: { baseDelayMs: 1 } })
+    await cutout.createRemoval({ uploadId: '00000000-0000-4000-8000-000000000000' })
+    const keys = seen.map((r) => r.headers.get('idempotency-key'))
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/)
+    expect(keys[1]).toBe(keys[0])
+
+    const once = fake([() => problem(503, 'processor_unavailable')])
+    const plain = new Cutout({ baseUrl: 'http://api.test', apiKey: 'k', fetch: once.fetch, retry: { baseDelayMs: 1 } })
+    const err = await plain.createApiKey({ name: 'x' }).catch((e) => e)
+    expect(err).toBeInstanceOf(CutoutProblem)
+    expect(err).toMatchObject({ status: 503, code: 'processor_unavailable', requestId: 'r1' })
+    expect(once.seen).toHaveLength(1)
+  })
+})
+
+describe('sessions', () => {
+  it('refreshes an expired session once for concurrent calls and saves the new pair', async () => {
+    const store = memorySession({ accessToken: 'old', refreshToken: 'rt_1', expiresAt: Date.now() - 1 })
+    let refreshes = 0
+    const fetch = async (req: Request) => {
+      if (new URL(req.url).pathname === '/v1/auth/refresh') {
+        refreshes++
+        expect(await req.json()).toEqual({ refreshToken: 'rt_1' })
+        return ok({ accessToken: 'new', refreshToken: 'rt_2', tokenType: 'Bearer', expiresIn: 3600 })
+      }
+      expect(req.headers.get('authorization')).toBe('Bearer new')
+      return ok({ kind: 'workspace' })
+    }
+    const cutout = new Cutout({ baseUrl: 'http://api.test', session: store, fetch })
+    await Promise.all([cutout.usage(), cutout.usage(), cutout.usage()])
+    expect(refreshes).toBe(1)
+    expect(await store.load()).toMatchObject({ accessToken: 'new', refreshToken: 'rt_2' })
+  })
+})

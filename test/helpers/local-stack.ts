@@ -1,0 +1,108 @@
+/**
+ * The real local stack for end-to-end tests of clients (SDK, CLI): `npm start` (scripts/start.ts:
+ * migrations, the seeded development key, the inference server with the real model, `wrangler
+ * dev`) on free ports with its own local state in a temporary directory, as
+ * test/e2e/local-mode.test.ts starts it. `stop()` ends its process group and removes the state.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { freePort } from './ports.mjs'
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const START_TIMEOUT_MS = 400_000
+
+export interface LocalStack {
+  baseUrl: string
+  /** The seeded development API key (all scopes, 1000 credits). */
+  apiKey: string
+  /** What `npm start` printed so far (for failure messages). */
+  output(): string
+  stop(): Promise<void>
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** Processes whose command line mentions `dir` (wrangler's --persist-to), left behind by a crash. */
+function processesUsing(dir: string): number[] {
+  const pids: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(dir)) pids.push(Number(entry))
+    } catch {
+      // gone
+    }
+  }
+  return pids
+}
+
+export async function startLocalStack(): Promise<LocalStack> {
+  const stateDir = mkdtempSync(join(tmpdir(), 'cutout-client-e2e-'))
+  const env = {
+    ...process.env,
+    PORT: String(await freePort()),
+    INFERENCE_PORT: String(await freePort()),
+    LOCAL_STATE_DIR: stateDir,
+    WRANGLER_SEND_METRICS: 'false',
+    CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+  }
+  // Its own process group, so stop() reaches npm, scripts/start.ts and both servers.
+  const child = spawn('npm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  let output = ''
+  child.stdout!.on('data', (d) => (output += d))
+  child.stderr!.on('data', (d) => (output += d))
+
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(-child.pid!, 'SIGTERM')
+      } catch {
+        // already gone
+      }
+      await Promise.race([exited, sleep(20_000)])
+    }
+    for (const pid of processesUsing(stateDir)) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        // gone
+      }
+    }
+    rmSync(stateDir, { recursive: true, force: true })
+  }
+
+  const deadline = Date.now() + START_TIMEOUT_MS
+  for (;;) {
+    const base = /^Base URL: (http\S+)$/m.exec(output)
+    const key = /^API key: (sk_live_\S+)$/m.exec(output)
+    if (base && key) return { baseUrl: base[1], apiKey: key[1], output: () => output, stop }
+    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
+      await stop()
+      throw new Error(`npm start did not print a Base URL and API key:\n${output.split('\n').slice(-40).join('\n')}`)
+    }
+    await sleep(250)
+  }
+}
+
+/** Signs in by email through the local dev outbox; returns the session's tokens. */
+export async function signInByEmail(baseUrl: string, email: string): Promise<{ accessToken: string }> {
+  const post = (path: string, body: unknown) =>
+    fetch(new URL(path, baseUrl), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+  const started = await post('/v1/auth/email/start', { email })
+  if (started.status !== 202) throw new Error(`email start: ${started.status} ${await started.text()}`)
+  const outbox = await fetch(new URL(`/v1/dev/outbox?to=${encodeURIComponent(email)}`, baseUrl))
+  const { messages } = (await outbox.json()) as { messages: { text: string }[] }
+  const code = messages[0]?.text.match(/\b(\d{6})\b/)?.[1]
+  if (!code) throw new Error(`no sign-in code for ${email}`)
+  const verified = await post('/v1/auth/email/verify', { email, code })
+  if (verified.status !== 200) throw new Error(`email verify: ${verified.status} ${await verified.text()}`)
+  return (await verified.json()) as { accessToken: string }
+}
