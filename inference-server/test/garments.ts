@@ -9,7 +9,10 @@ import sharp from 'sharp'
 export function tshirtSvg(): string {
   const shirt =
     'M 215 60 Q 300 120 385 60 L 470 95 L 570 215 L 490 275 L 450 230 L 450 600 L 150 600 L 150 230 L 110 275 L 30 215 L 130 95 Z'
-  const stripes = Array.from({ length: 14 }, (_, i) => `<rect x="0" y="${70 + i * 40}" width="600" height="14" fill="#f4f4f4"/>`)
+  const stripes = Array.from(
+    { length: 14 },
+    (_, i) => `<rect x="0" y="${70 + i * 40}" width="600" height="14" fill="#f4f4f4"/>`,
+  )
   return `<svg xmlns="http://www.w3.org/2000/svg" width="600" height="640">
   <rect width="600" height="640" fill="#e9e9e6"/>
   <defs><clipPath id="shirt"><path d="${shirt}"/></clipPath></defs>

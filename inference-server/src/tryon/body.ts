@@ -79,11 +79,17 @@ function upperBody(pose: Pose, g: GarmentPoints, reachKnees: boolean): Omit<Plac
   if (g.sleeves && g.armpits) {
     const [eL, eR] = pair(pose, 'leftElbow', 'rightElbow')
     used.push('leftElbow', 'rightElbow')
+    // The armpits on the torso's sides, a third of the way down: never on the arm, so a hanging
+    // arm's sleeve and the body stay apart instead of folding into one another.
+    const armpit = (s: Landmark, hip: Landmark, hem: Point, inward: number): Point => ({
+      x: s.x + 0.35 * (hem.x - s.x) + inward * 0.05 * sw,
+      y: s.y + 0.33 * (hip.y - s.y),
+    })
     body.push(
-      alongLimb(shoulderL, eL, g.shoulders[0], g.sleeves[0], scale),
-      alongLimb(shoulderR, eR, g.shoulders[1], g.sleeves[1], scale),
-      add(shoulderL, (g.armpits[0].x - g.shoulders[0].x) * scale, (g.armpits[0].y - g.shoulders[0].y) * scale),
-      add(shoulderR, (g.armpits[1].x - g.shoulders[1].x) * scale, (g.armpits[1].y - g.shoulders[1].y) * scale),
+      alongLimb(sL, eL, g.shoulders[0], g.sleeves[0], scale),
+      alongLimb(sR, eR, g.shoulders[1], g.sleeves[1], scale),
+      armpit(sL, hL, hemL, 1),
+      armpit(sR, hR, hemR, -1),
     )
     garment.push(g.sleeves[0], g.sleeves[1], g.armpits[0], g.armpits[1])
   }
@@ -92,7 +98,7 @@ function upperBody(pose: Pose, g: GarmentPoints, reachKnees: boolean): Omit<Plac
 
 /**
  * The body's sides at the hips: the person mask's run through the hips' midpoint on that row,
- * kept between 0.1 and 0.6 shoulder widths outside the hip joints (a loose sleeve or the
+ * kept between 0.1 and 0.35 shoulder widths outside the hip joints (a loose sleeve or the
  * background's run would otherwise stretch the hem).
  */
 function bodySides(pose: Pose, hL: Landmark, hR: Landmark, sw: number): [number, number] {
@@ -107,7 +113,7 @@ function bodySides(pose: Pose, hL: Landmark, hR: Landmark, sw: number): [number,
     while (right < mask.width - 1 && solid(right + 1)) right++
   }
   const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v))
-  return [clamp(left, hL.x - 0.6 * sw, hL.x - 0.1 * sw), clamp(right, hR.x + 0.1 * sw, hR.x + 0.6 * sw)]
+  return [clamp(left, hL.x - 0.35 * sw, hL.x - 0.1 * sw), clamp(right, hR.x + 0.1 * sw, hR.x + 0.35 * sw)]
 }
 
 /** The garment's sides halfway down its body (a dress's waist, roughly). */
@@ -171,9 +177,12 @@ export function placeGarment(
     clamp(Math.max(...xs), size.width),
     clamp(Math.max(...ys), size.height),
   ]
-  const partial = base.used.some((name) => {
-    const p = pose.points[name]
-    return p.score < SEEN || p.x < 0 || p.y < 0 || p.x >= size.width || p.y >= size.height
-  })
+  // Elbows only steer the sleeves: the region is shoulders, hips, knees and ankles.
+  const partial = base.used
+    .filter((name) => !name.endsWith('Elbow'))
+    .some((name) => {
+      const p = pose.points[name]
+      return p.score < SEEN || p.x < 0 || p.y < 0 || p.x >= size.width || p.y >= size.height
+    })
   return { ...base, region, partial }
 }
