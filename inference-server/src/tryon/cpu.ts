@@ -57,9 +57,9 @@ function warpRect(placement: Placement, width: number, height: number) {
   return { x, y, width: Math.max(1, Math.min(width, x1 + mx) - x), height: Math.max(1, Math.min(height, y1 + my) - y) }
 }
 
+/** All 33 landmarks go out: placement, sleeves and occlusion each use some of them. */
 function landmarksOf(
   pose: Pose,
-  placement: Placement,
   rect: ReturnType<typeof warpRect>,
   size: { width: number; height: number },
 ): TryOnLandmarks {
@@ -124,5 +124,5 @@ async function tryOn(
       message: `The ${options.category} region is not fully visible in the person image: the garment was placed from estimated landmarks`,
     })
   }
-  return { png, ...size, landmarks: landmarksOf(pose, placement, rect, size), warnings, timings }
+  return { png, ...size, landmarks: landmarksOf(pose, rect, size), warnings, timings }
 }

@@ -74,8 +74,14 @@ function fillHoles(mask: Mask): void {
     outside[i] = 1
     stack.push(i)
   }
-  for (let x = 0; x < width; x++) visit(x), visit((height - 1) * width + x)
-  for (let y = 0; y < height; y++) visit(y * width), visit(y * width + width - 1)
+  for (let x = 0; x < width; x++) {
+    visit(x)
+    visit((height - 1) * width + x)
+  }
+  for (let y = 0; y < height; y++) {
+    visit(y * width)
+    visit(y * width + width - 1)
+  }
   while (stack.length) {
     const i = stack.pop() as number
     const x = i % width
