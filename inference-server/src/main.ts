@@ -7,6 +7,7 @@ import sharp from 'sharp'
 import { catalogConfigFromEnv, createCatalogGenerator } from './catalog/index.js'
 import { Limiter } from './limiter.js'
 import { createSegmenter } from './segmentation/index.js'
+import { createTryOnModel, tryOnConfigFromEnv } from './tryon/index.js'
 import { createApp, startServer, type SegmenterSlot } from './server.js'
 
 function intFromEnv(name: string, fallback: number, min: number): number {
@@ -41,8 +42,10 @@ sharp.concurrency(intFromEnv('SHARP_CONCURRENCY', 1, 0))
 const model: SegmenterSlot = {}
 // CATALOG_BACKEND=cpu|remote and its settings (catalog/generator.ts): a bad value stops the start.
 const catalog = createCatalogGenerator(catalogConfigFromEnv(process.env))
+// TRYON_BACKEND=cpu|remote and its settings (tryon/model.ts): a bad value stops the start.
+const tryOn = createTryOnModel(tryOnConfigFromEnv(process.env))
 
-const app = createApp({ signingKey, model, limiter, catalog })
+const app = createApp({ signingKey, model, limiter, catalog, tryOn })
 const running = await startServer(app, { port, host })
 console.log(`inference server listening on ${running.url}`)
 
@@ -56,6 +59,7 @@ async function shutdown(signal: string): Promise<void> {
   await running.close().catch(() => undefined)
   await model.current?.close().catch(() => undefined)
   await catalog.close().catch(() => undefined)
+  await tryOn.close().catch(() => undefined)
   clearTimeout(forced)
   process.exit(0)
 }
@@ -63,12 +67,16 @@ process.on('SIGTERM', () => void shutdown('SIGTERM'))
 process.on('SIGINT', () => void shutdown('SIGINT'))
 
 try {
-  model.current = await createSegmenter({
+  // The pose models load from the package in their thread while the segmentation model loads.
+  const poseReady = tryOn.ready()
+  const segmenter = await createSegmenter({
     modelPath: process.env.SEGMENTATION_MODEL || undefined,
     threads,
     providers: providers.split(','),
     spinning,
   })
+  await poseReady
+  model.current = segmenter
   console.log(`model ready ${model.current.version} (providers ${providers}, ${threads} threads)`)
 } catch (err) {
   console.error(err)

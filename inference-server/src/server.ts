@@ -1,7 +1,7 @@
 /**
  * The HTTP surface (docs/inference-protocol.md): health, `/v1/inspect` and `/v1/remove` here; each
  * other capability registers its own routes from its directory (`registerRevise`,
- * `registerExport`, `registerCatalog`) with a `RouteContext`. `createApp` takes every dependency, so tests build it
+ * `registerExport`, `registerCatalog`, `registerTryOn`) with a `RouteContext`. `createApp` takes every dependency, so tests build it
  * with a stub or a real segmenter and `startServer` binds it to a port.
  */
 import type { AddressInfo } from 'node:net'
@@ -18,6 +18,8 @@ import { type CatalogGenerator, registerCatalog } from './catalog/route.js'
 import { createCpuGenerator } from './catalog/cpu.js'
 import { registerRevise } from './editing/route.js'
 import { registerRefineRoute } from './refinement/route.js'
+import { createCpuTryOn } from './tryon/cpu.js'
+import { registerTryOn, type TryOnModel } from './tryon/index.js'
 import { inspectImage, removeBackground } from './remove.js'
 import { requirePart, streamJob } from './stream.js'
 import type { Segmenter } from './segmentation/index.js'
@@ -43,6 +45,8 @@ export interface AppOptions {
   maxEditBodyBytes?: number
   /** Serves `/v1/catalog` (catalog/): the CPU generator unless configured otherwise. */
   catalog?: CatalogGenerator
+  /** Serves `/v1/try-on` (tryon/): the CPU model unless configured otherwise. */
+  tryOn?: TryOnModel
 }
 
 /** What a capability's routes get from the app (one `register…(app, routes)` per capability). */
@@ -98,6 +102,7 @@ export function createApp({
   maxBodyBytes = MAX_BODY_BYTES,
   maxEditBodyBytes = MAX_EDIT_BODY_BYTES,
   catalog = createCpuGenerator(),
+  tryOn = createCpuTryOn(),
 }: AppOptions): Hono {
   if (!signingKey) throw new Error('Expected a non-empty signing key')
   const app = new Hono()
@@ -168,6 +173,7 @@ export function createApp({
   registerExport(app, routes)
   registerRefineRoute(app, { signed, limiter })
   registerCatalog(app, routes, catalog)
+  registerTryOn(app, routes, tryOn)
 
   return app
 }
