@@ -76,6 +76,15 @@ function twelveMegapixelPhoto(): Promise<Buffer> {
 export function startFixtureServer(port: number, proxy: InferenceProxy): Promise<Server> {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`)
+    if (url.pathname === '/files/garment-shirt.png') {
+      // The try-on tests' made T-shirt (inference-server/test/garments.ts), drawn at request time.
+      void import('../../inference-server/test/garments').then(async ({ makeTshirt }) => {
+        const bytes = await makeTshirt()
+        res.writeHead(200, { 'content-type': 'image/png', 'content-length': bytes.length })
+        res.end(bytes)
+      })
+      return
+    }
     if (url.pathname.startsWith('/files/')) {
       const name = url.pathname.slice('/files/'.length).replace(/[^a-z0-9._-]/gi, '')
       try {
