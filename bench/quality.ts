@@ -140,7 +140,7 @@ function gaussian(src: Float32Array, width: number, height: number, sigma: numbe
 }
 
 /** Gaussian-derivative gradient magnitude (σ = 1.4, as the matting benchmark's gradient error). */
-function gradientMagnitude(alpha: Float32Array, width: number, height: number): Float32Array {
+export function gradientMagnitude(alpha: Float32Array, width: number, height: number): Float32Array {
   const s = gaussian(alpha, width, height, 1.4)
   const g = new Float32Array(width * height)
   for (let y = 1; y < height - 1; y++) {

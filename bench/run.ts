@@ -9,11 +9,13 @@
  * other processes on a shared machine falls on all of them alike; only one thing runs at a time.
  * Writes bench/results/<name>.json and <name>.svg. Never an assertion: it reports.
  *
- * Then the quality benchmark (bench/quality.ts) writes bench/results/quality-<name>.json, and
- * the try-on benchmark (bench/tryon.ts) bench/results/tryon-<name>.json.
+ * Then the quality benchmark (bench/quality.ts) writes bench/results/quality-<name>.json, the
+ * refinement benchmark (bench/refinement.ts) bench/results/refinement-<name>.json, and the try-on
+ * benchmark (bench/tryon.ts) bench/results/tryon-<name>.json.
  *
  * Flags: --name <name> (default "latest"), --rounds <n> (scales repetitions), --no-api,
- * --no-reference, --no-quality, --no-tryon, --only <substring of image names>, --verbose (child output).
+ * --no-reference, --no-quality, --no-refinement, --no-tryon, --only <substring of image names>,
+ * --verbose (child output).
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
@@ -30,6 +32,7 @@ import { fixturePhoto, FIXTURE_PHOTOS, syntheticJpeg, type BenchImage } from './
 import { startApi, startInference, type ApiStack } from './lib/stack.js'
 import { ratioChart } from './chart.js'
 import { runQualityBench } from './quality.js'
+import { runRefinementBench } from './refinement.js'
 import { runTryOnBench } from './tryon.js'
 import { machineInfo, median, RESULTS_DIR, rssOf, round, stats } from './lib/util.js'
 
@@ -40,6 +43,7 @@ const { values: flags } = parseArgs({
     'no-api': { type: 'boolean', default: false },
     'no-reference': { type: 'boolean', default: false },
     'no-quality': { type: 'boolean', default: false },
+    'no-refinement': { type: 'boolean', default: false },
     'no-tryon': { type: 'boolean', default: false },
     only: { type: 'string' },
     verbose: { type: 'boolean', default: false },
@@ -250,6 +254,16 @@ if (!flags['no-quality']) {
     `${JSON.stringify({ name: flags.name, date: new Date().toISOString(), machine, ...quality }, null, 2)}\n`,
   )
   log(`${JSON.stringify(quality.meanBySize)}\nwrote bench/results/quality-${flags.name}.json`)
+}
+
+if (!flags['no-refinement']) {
+  log('\nrefinement benchmark…')
+  const refinement = await runRefinementBench({ log })
+  writeFileSync(
+    `${RESULTS_DIR}refinement-${flags.name}.json`,
+    `${JSON.stringify({ name: flags.name, date: new Date().toISOString(), machine, ...refinement }, null, 2)}\n`,
+  )
+  log(`${JSON.stringify(refinement.meanSad)}\nwrote bench/results/refinement-${flags.name}.json`)
 }
 
 if (!flags['no-tryon']) {

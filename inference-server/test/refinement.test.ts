@@ -158,3 +158,19 @@ describe('POST /v1/refine with the real model', () => {
     })
   })
 })
+
+describe('POST /v1/refine body limit', () => {
+  it('takes a photo at the upload limit plus its mask (101 MiB), where /v1/remove stops at 51 MiB', async () => {
+    const stub = { version: 'stub@1', segment: async () => Promise.reject(new Error('unused')), close: async () => {} }
+    const app = createApp({ signingKey: KEY, model: { current: stub } })
+    // The limit is read from Content-Length before the body: a short body with a large header is enough.
+    const post = (path: string, mib: number) =>
+      app.request(path, { method: 'POST', headers: { 'content-length': String(mib * 1024 * 1024) }, body: 'x' })
+    expect((await post('/v1/remove', 60)).status).toBe(413)
+    // Past the limit check, the unsigned request is refused by its signature instead.
+    expect((await post(REFINE, 60)).status).toBe(401)
+    const tooLarge = await post(REFINE, 102)
+    expect(tooLarge.status).toBe(413)
+    expect(await tooLarge.json()).toMatchObject({ code: 'image_too_large' })
+  })
+})
