@@ -9,10 +9,11 @@
  * other processes on a shared machine falls on all of them alike; only one thing runs at a time.
  * Writes bench/results/<name>.json and <name>.svg. Never an assertion: it reports.
  *
- * Then the quality benchmark (bench/quality.ts) writes bench/results/quality-<name>.json.
+ * Then the quality benchmark (bench/quality.ts) writes bench/results/quality-<name>.json, and the
+ * catalog benchmark (bench/catalog.ts) bench/results/catalog-<name>.json.
  *
  * Flags: --name <name> (default "latest"), --rounds <n> (scales repetitions), --no-api,
- * --no-reference, --no-quality, --only <substring of image names>, --verbose (child output).
+ * --no-reference, --no-quality, --no-catalog, --only <substring of image names>, --verbose (child output).
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
@@ -27,6 +28,7 @@ import {
 } from './lib/clients.js'
 import { fixturePhoto, FIXTURE_PHOTOS, syntheticJpeg, type BenchImage } from './lib/images.js'
 import { startApi, startInference, type ApiStack } from './lib/stack.js'
+import { runCatalogBench } from './catalog.js'
 import { ratioChart } from './chart.js'
 import { runQualityBench } from './quality.js'
 import { machineInfo, median, RESULTS_DIR, rssOf, round, stats } from './lib/util.js'
@@ -38,6 +40,7 @@ const { values: flags } = parseArgs({
     'no-api': { type: 'boolean', default: false },
     'no-reference': { type: 'boolean', default: false },
     'no-quality': { type: 'boolean', default: false },
+    'no-catalog': { type: 'boolean', default: false },
     only: { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
@@ -247,4 +250,14 @@ if (!flags['no-quality']) {
     `${JSON.stringify({ name: flags.name, date: new Date().toISOString(), machine, ...quality }, null, 2)}\n`,
   )
   log(`${JSON.stringify(quality.meanBySize)}\nwrote bench/results/quality-${flags.name}.json`)
+}
+
+if (!flags['no-catalog']) {
+  log('\ncatalog benchmark…')
+  const catalog = await runCatalogBench({ rounds: Math.max(1, Math.round(5 * scale)), log })
+  writeFileSync(
+    `${RESULTS_DIR}catalog-${flags.name}.json`,
+    `${JSON.stringify({ name: flags.name, date: new Date().toISOString(), machine, ...catalog }, null, 2)}\n`,
+  )
+  log(`${JSON.stringify(catalog.cases)}\nwrote bench/results/catalog-${flags.name}.json`)
 }

@@ -185,15 +185,15 @@ describe('colour balance', () => {
 describe('super-resolution choice', () => {
   const upscaler = { version: 'test' } as Upscaler
 
-  it('runs past 1.5× at the largest model scale within the enlargement', () => {
+  it('runs past 1.5× at the smallest model scale that reaches the size (x2, x3)', () => {
     expect(modelScaleFor(1.6)).toBe(2)
-    expect(modelScaleFor(2.9)).toBe(2)
-    expect(modelScaleFor(3.5)).toBe(3)
-    expect(modelScaleFor(9)).toBe(4)
+    expect(modelScaleFor(2)).toBe(2)
+    expect(modelScaleFor(2.1)).toBe(3)
+    expect(modelScaleFor(9)).toBe(3)
     const small = { width: 200, height: 150 }
     expect(superResolutionScale(small, { width: 290, height: 217 }, upscaler)).toBeNull()
     expect(SR_MIN_FACTOR).toBe(1.5)
-    expect(superResolutionScale(small, { width: 1740, height: 1305 }, upscaler)).toBe(4)
+    expect(superResolutionScale(small, { width: 1740, height: 1305 }, upscaler)).toBe(3)
     expect(superResolutionScale(small, { width: 1740, height: 1305 }, null)).toBeNull()
     // Past the output budget: lanczos3.
     expect(superResolutionScale({ width: 1500, height: 1500 }, { width: 3400, height: 3400 }, upscaler)).toBeNull()

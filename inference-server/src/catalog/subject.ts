@@ -11,6 +11,9 @@ import type { Mask, RgbImage } from '../imaging/types.js'
 import { CROP_ALPHA, type Rect, subjectBox } from '../render/crop.js'
 import { applyBalance, type Balance, measureBalance } from './balance.js'
 
+/** The work size of the edge-colour estimate (imaging/refine.ts `decontaminate`). */
+const DECONTAMINATE_WORK_PIXELS = 250_000
+
 /** A subject cut to its box: colours, and alpha (0 where it is not the subject). */
 export interface Cutout {
   rgb: Uint8Array
@@ -76,7 +79,13 @@ async function cleanColours(image: RgbImage, mask: Mask, box: Rect): Promise<Uin
     height: area.height,
     channels: 3 as const,
   }
-  const clean = await decontaminate(part, { data: alpha, width: area.width, height: area.height })
+  // Its colour estimates are smooth fields: a quarter megapixel of work is plenty, and less than
+  // half the time of working at a 1 MP subject's full size (~400 ms → ~170 ms here).
+  const clean = await decontaminate(
+    part,
+    { data: alpha, width: area.width, height: area.height },
+    { maxWorkPixels: DECONTAMINATE_WORK_PIXELS },
+  )
   const inner = { x: box.x - area.x, y: box.y - area.y, width: box.width, height: box.height }
   return crop(clean.data, area.width, 3, inner)
 }
