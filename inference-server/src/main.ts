@@ -44,7 +44,7 @@ const catalog = createCatalogGenerator(catalogConfigFromEnv(process.env))
 
 const app = createApp({ signingKey, model, limiter, catalog })
 const running = await startServer(app, { port, host })
-console.log(`inference server listening on ${running.url}`)
+console.log(`inference server listening on ${running.url} (catalog backend ${catalog.backend})`)
 
 let stopping = false
 async function shutdown(signal: string): Promise<void> {

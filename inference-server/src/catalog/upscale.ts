@@ -118,8 +118,13 @@ export function createEsrganUpscaler(): Upscaler {
       const closed = new Promise<void>((resolve) =>
         w.on('message', (m: { type?: string }) => m.type === 'closed' && resolve()),
       )
+      // An idle thread is unref'd: held again, or a script awaiting this would find its event
+      // loop empty and exit before the thread answers.
+      w.ref()
       w.postMessage({ type: 'close' })
-      await Promise.race([closed, new Promise((r) => setTimeout(r, 2000).unref())])
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([closed, new Promise((r) => (timer = setTimeout(r, 2000)))])
+      clearTimeout(timer)
       await w.terminate()
     },
   }
