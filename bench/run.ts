@@ -10,12 +10,13 @@
  * Writes bench/results/<name>.json and <name>.svg. Never an assertion: it reports.
  *
  * Then the quality benchmark (bench/quality.ts) writes bench/results/quality-<name>.json, the
- * refinement benchmark (bench/refinement.ts) bench/results/refinement-<name>.json, and the try-on
- * benchmark (bench/tryon.ts) bench/results/tryon-<name>.json.
+ * refinement benchmark (bench/refinement.ts) bench/results/refinement-<name>.json, the catalog
+ * benchmark (bench/catalog.ts) bench/results/catalog-<name>.json, and the try-on benchmark
+ * (bench/tryon.ts) bench/results/tryon-<name>.json.
  *
  * Flags: --name <name> (default "latest"), --rounds <n> (scales repetitions), --no-api,
- * --no-reference, --no-quality, --no-refinement, --no-tryon, --only <substring of image names>,
- * --verbose (child output).
+ * --no-reference, --no-quality, --no-refinement, --no-catalog, --no-tryon, --only <substring of
+ * image names>, --verbose (child output).
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
@@ -30,6 +31,7 @@ import {
 } from './lib/clients.js'
 import { fixturePhoto, FIXTURE_PHOTOS, syntheticJpeg, type BenchImage } from './lib/images.js'
 import { startApi, startInference, type ApiStack } from './lib/stack.js'
+import { runCatalogBench } from './catalog.js'
 import { ratioChart } from './chart.js'
 import { runQualityBench } from './quality.js'
 import { runRefinementBench } from './refinement.js'
@@ -45,6 +47,7 @@ const { values: flags } = parseArgs({
     'no-quality': { type: 'boolean', default: false },
     'no-refinement': { type: 'boolean', default: false },
     'no-tryon': { type: 'boolean', default: false },
+    'no-catalog': { type: 'boolean', default: false },
     only: { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
@@ -274,4 +277,14 @@ if (!flags['no-tryon']) {
     `${JSON.stringify({ name: flags.name, date: new Date().toISOString(), machine, ...tryOn }, null, 2)}\n`,
   )
   log(`try-on ${tryOn.tryOnInModelRuns} model runs\nwrote bench/results/tryon-${flags.name}.json`)
+}
+
+if (!flags['no-catalog']) {
+  log('\ncatalog benchmark…')
+  const catalog = await runCatalogBench({ rounds: Math.max(1, Math.round(5 * scale)), log })
+  writeFileSync(
+    `${RESULTS_DIR}catalog-${flags.name}.json`,
+    `${JSON.stringify({ name: flags.name, date: new Date().toISOString(), machine, ...catalog }, null, 2)}\n`,
+  )
+  log(`${JSON.stringify(catalog.cases)}\nwrote bench/results/catalog-${flags.name}.json`)
 }

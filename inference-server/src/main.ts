@@ -47,7 +47,7 @@ const tryOn = createTryOnModel(tryOnConfigFromEnv(process.env))
 
 const app = createApp({ signingKey, model, limiter, catalog, tryOn })
 const running = await startServer(app, { port, host })
-console.log(`inference server listening on ${running.url}`)
+console.log(`inference server listening on ${running.url} (catalog backend ${catalog.backend})`)
 
 let stopping = false
 async function shutdown(signal: string): Promise<void> {

@@ -51,7 +51,7 @@ function measureWhiteBalance(rgb: Uint8Array, alpha: Uint8Array): [number, numbe
     sum[2] += b
   }
   if (!interior || grey / interior < MIN_GREY_SHARE) return [1, 1, 1]
-  const mean = (sum[0] + sum[1] + sum[2]) / 3
+  const mean = (sum[0] + sum[1] + sum[2]) / 3 / grey
   return sum.map((s) => clamp(mean / (s / grey), 1 - MAX_WB, 1 + MAX_WB)) as [number, number, number]
 }
 

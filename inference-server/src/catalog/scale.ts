@@ -1,7 +1,7 @@
 /**
  * A subject brought to its size on the canvas. Colours: lanczos3 (sharp) when shrinking or
  * enlarging a little; past SR_MIN_FACTOR, the super-resolution model first (upscale.ts, at the
- * largest of its scales within the enlargement) and lanczos3 for the rest of the way. Alpha: the plain-arithmetic triangle filter of the editing routes (no ringing), its edge
+ * smallest of its scales that reaches the size, or its largest) and lanczos3 to the exact size. Alpha: the plain-arithmetic triangle filter of the editing routes (no ringing), its edge
  * steepened after a large enlargement so it stays about as sharp as the source's.
  */
 import sharp from 'sharp'

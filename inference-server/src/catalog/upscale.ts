@@ -13,10 +13,11 @@ import type { RgbImage } from '../imaging/types.js'
 
 export const ESRGAN_PACKAGE = '@upscalerjs/esrgan-slim'
 /**
- * The scales used (the package also has x8). Time goes with the model's output pixels: x8 on a
- * 100² input took as long as x4 on 200² (2.8 s here), so past 4× lanczos does the rest.
+ * The scales used (the package also has x4 and x8). Measured on the fixtures (docs/catalog.md):
+ * x4's output repeats every fourth row and column (its last upsampling is nearest-neighbour), a
+ * stair-step that shows once enlarged further; x8 costs as much as x4 on a quarter of the input.
  */
-export const ESRGAN_SCALES = [2, 3, 4] as const
+export const ESRGAN_SCALES = [2, 3] as const
 /** The models' training patch size: tiles of this size keep memory flat whatever the subject. */
 const TILE = 128
 /** Pixels of neighbouring tiles each tile is read with, so seams do not show. */
@@ -31,12 +32,12 @@ export interface Upscaler {
 }
 
 /**
- * The largest model scale within `factor` (at least the smallest): the model's time goes with its
- * output, so lanczos3 finishes the last stretch (under 2×) rather than the model overshooting
- * and lanczos3 shrinking it back (2.14× by x3: 5.4 s here; by x2 and lanczos3: about half).
+ * The smallest model scale that reaches `factor`, or the largest: lanczos3 then shrinks the
+ * model's output to size, or finishes the enlargement past 3×. Enlarging x2's output with
+ * lanczos3 instead scored below plain lanczos3 on the fixtures (sharpness and PSNR at 2.5×–4×).
  */
 export function modelScaleFor(factor: number): number {
-  return [...ESRGAN_SCALES].reverse().find((s) => s <= factor) ?? ESRGAN_SCALES[0]
+  return ESRGAN_SCALES.find((s) => s >= factor) ?? ESRGAN_SCALES[ESRGAN_SCALES.length - 1]
 }
 
 /** A package's root directory (its exports map hides package.json, so step up from its entry). */
@@ -117,8 +118,13 @@ export function createEsrganUpscaler(): Upscaler {
       const closed = new Promise<void>((resolve) =>
         w.on('message', (m: { type?: string }) => m.type === 'closed' && resolve()),
       )
+      // An idle thread is unref'd: held again, or a script awaiting this would find its event
+      // loop empty and exit before the thread answers.
+      w.ref()
       w.postMessage({ type: 'close' })
-      await Promise.race([closed, new Promise((r) => setTimeout(r, 2000).unref())])
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([closed, new Promise((r) => (timer = setTimeout(r, 2000)))])
+      clearTimeout(timer)
       await w.terminate()
     },
   }
