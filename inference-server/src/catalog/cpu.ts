@@ -19,6 +19,7 @@ import { scaleSubject } from './scale.js'
 import { castShadow, drawLight, liftFor } from './shadow.js'
 import { cutSubject, type Subject } from './subject.js'
 import { createEsrganUpscaler, type Upscaler } from './upscale.js'
+import { stepTimer } from '../timings.js'
 
 export const CPU_GENERATOR_VERSION = 'catalog-cpu@1'
 
@@ -56,15 +57,7 @@ async function generate(
   { segmenter, onStage, inspect }: GenerateContext,
   upscaler: Upscaler | null,
 ): Promise<CatalogResult> {
-  const timings: Record<string, number> = {}
-  const timed = async <T>(step: string, work: () => Promise<T> | T): Promise<T> => {
-    const started = performance.now()
-    try {
-      return await work()
-    } finally {
-      timings[step] = (timings[step] ?? 0) + performance.now() - started
-    }
-  }
+  const { timings, timed } = stepTimer()
 
   onStage('segmenting')
   // One reference at a time: only one full-size photo is held at once.

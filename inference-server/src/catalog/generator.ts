@@ -13,6 +13,7 @@ import type { Layer, Rgb } from './compose.js'
 import type { CatalogReference } from './references.js'
 import type { Light } from './shadow.js'
 import type { Subject } from './subject.js'
+import { remoteSettingsFromEnv } from '../remote-config.js'
 
 export type { CatalogReference }
 
@@ -61,7 +62,6 @@ export type CatalogConfig =
   | { backend: 'cpu'; superResolution: boolean }
   | { backend: 'remote'; url: string; token?: string; timeoutMs: number; model: string }
 
-export const DEFAULT_REMOTE_TIMEOUT_MS = 120_000
 
 /**
  * Reads `CATALOG_BACKEND` (`cpu`, default, or `remote`), `CATALOG_SUPER_RESOLUTION` (`esrgan`,
@@ -78,20 +78,5 @@ export function catalogConfigFromEnv(env: Record<string, string | undefined>): C
     return { backend, superResolution: sr === 'esrgan' }
   }
   if (backend !== 'remote') throw new Error(`Expected cpu or remote for CATALOG_BACKEND but received ${backend}`)
-  const url = env.CATALOG_REMOTE_URL ?? ''
-  if (!/^https?:\/\//.test(url) || !URL.canParse(url)) {
-    throw new Error(`Expected an http(s) URL in CATALOG_REMOTE_URL for CATALOG_BACKEND=remote but received "${url}"`)
-  }
-  const rawTimeout = env.CATALOG_REMOTE_TIMEOUT_MS
-  const timeoutMs = rawTimeout ? Number(rawTimeout) : DEFAULT_REMOTE_TIMEOUT_MS
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 1000) {
-    throw new Error(`Expected an integer of at least 1000 for CATALOG_REMOTE_TIMEOUT_MS but received ${rawTimeout}`)
-  }
-  return {
-    backend,
-    url,
-    token: env.CATALOG_REMOTE_TOKEN || undefined,
-    timeoutMs,
-    model: env.CATALOG_REMOTE_MODEL || 'remote',
-  }
+  return { backend, ...remoteSettingsFromEnv(env, 'CATALOG') }
 }

@@ -17,6 +17,7 @@ import { garmentMask, garmentPoints } from './garment.js'
 import { EXPERIMENTAL_NOTICE, type TryOnContext, type TryOnInput, type TryOnModel, type TryOnResult } from './model.js'
 import { createPoseEstimator, type Pose, type PoseEstimator } from './pose.js'
 import { fitTps, warpLayer } from './tps.js'
+import { stepTimer } from '../timings.js'
 
 export const CPU_TRYON_VERSION = 'tryon-cpu@1'
 
@@ -80,15 +81,7 @@ async function tryOn(
   options: TryOnRequest,
   { segmenter, onStage }: TryOnContext,
 ): Promise<TryOnResult> {
-  const timings: Record<string, number> = {}
-  const timed = async <T>(step: string, work: () => Promise<T> | T): Promise<T> => {
-    const started = performance.now()
-    try {
-      return await work()
-    } finally {
-      timings[step] = (timings[step] ?? 0) + performance.now() - started
-    }
-  }
+  const { timings, timed } = stepTimer()
   onStage('segmenting')
   const person = await timed('decode', () => decodeReference({ name: 'person', bytes: input.person }))
   const garment = await timed('decode', () => decodeReference({ name: 'garment', bytes: input.garment }))

@@ -11,6 +11,7 @@ import type { InferenceStage } from '../../../src/contract/stages.js'
 import type { TryOnLandmarks, TryOnRequest } from '../../../src/contract/tryon.js'
 import { TRYON_WARNINGS } from '../../../src/contract/tryon.js'
 import type { Segmenter } from '../segmentation/index.js'
+import { remoteSettingsFromEnv } from '../remote-config.js'
 
 /** The two images as received: their part names (`person`, `garment`) and bytes. */
 export interface TryOnInput {
@@ -58,7 +59,6 @@ export type TryOnConfig =
   | { backend: 'cpu' }
   | { backend: 'remote'; url: string; token?: string; timeoutMs: number; model: string }
 
-export const DEFAULT_REMOTE_TIMEOUT_MS = 120_000
 
 /**
  * Reads `TRYON_BACKEND` (`cpu`, default, or `remote`), and for `remote` `TRYON_REMOTE_URL`
@@ -69,20 +69,5 @@ export function tryOnConfigFromEnv(env: Record<string, string | undefined>): Try
   const backend = env.TRYON_BACKEND || 'cpu'
   if (backend === 'cpu') return { backend }
   if (backend !== 'remote') throw new Error(`Expected cpu or remote for TRYON_BACKEND but received ${backend}`)
-  const url = env.TRYON_REMOTE_URL ?? ''
-  if (!/^https?:\/\//.test(url) || !URL.canParse(url)) {
-    throw new Error(`Expected an http(s) URL in TRYON_REMOTE_URL for TRYON_BACKEND=remote but received "${url}"`)
-  }
-  const rawTimeout = env.TRYON_REMOTE_TIMEOUT_MS
-  const timeoutMs = rawTimeout ? Number(rawTimeout) : DEFAULT_REMOTE_TIMEOUT_MS
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 1000) {
-    throw new Error(`Expected an integer of at least 1000 for TRYON_REMOTE_TIMEOUT_MS but received ${rawTimeout}`)
-  }
-  return {
-    backend,
-    url,
-    token: env.TRYON_REMOTE_TOKEN || undefined,
-    timeoutMs,
-    model: env.TRYON_REMOTE_MODEL || 'remote',
-  }
+  return { backend, ...remoteSettingsFromEnv(env, 'TRYON') }
 }
