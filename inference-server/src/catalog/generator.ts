@@ -62,7 +62,6 @@ export type CatalogConfig =
   | { backend: 'cpu'; superResolution: boolean }
   | { backend: 'remote'; url: string; token?: string; timeoutMs: number; model: string }
 
-
 /**
  * Reads `CATALOG_BACKEND` (`cpu`, default, or `remote`), `CATALOG_SUPER_RESOLUTION` (`esrgan`,
  * default, or `off`), and for `remote` `CATALOG_REMOTE_URL` (required, http or https),

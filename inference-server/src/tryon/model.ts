@@ -59,7 +59,6 @@ export type TryOnConfig =
   | { backend: 'cpu' }
   | { backend: 'remote'; url: string; token?: string; timeoutMs: number; model: string }
 
-
 /**
  * Reads `TRYON_BACKEND` (`cpu`, default, or `remote`), and for `remote` `TRYON_REMOTE_URL`
  * (required, http or https), `TRYON_REMOTE_TOKEN`, `TRYON_REMOTE_TIMEOUT_MS` and `TRYON_REMOTE_MODEL`.
