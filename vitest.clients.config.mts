@@ -1,11 +1,11 @@
 import { defineConfig } from 'vitest/config'
 
-// The SDK and the CLI against the real local stack (`npm start` with the real model), one stack per
-// file, one file at a time; they import and run the built packages (sdk/dist, cli/dist), which the
-// `clients` stage of scripts/test.ts builds first.
+// The SDK, the CLI and the web page (in headless Chromium) against the real local stack (`npm start`
+// with the real model), one stack per file, one file at a time; they import and run the built
+// packages (sdk/dist, cli/dist), which the `clients` stage of scripts/test.ts builds first.
 export default defineConfig({
   test: {
-    include: ['sdk/test/**/*.test.ts', 'cli/test/**/*.test.ts'],
+    include: ['sdk/test/**/*.test.ts', 'cli/test/**/*.test.ts', 'web/test/**/*.test.ts'],
     environment: 'node',
     fileParallelism: false,
     testTimeout: 180_000,

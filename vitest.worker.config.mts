@@ -1,5 +1,6 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers'
 import { defineConfig } from 'vitest/config'
+import { buildWeb } from './scripts/build-web'
 import { freePort, TEST_SIGNING_KEYS } from './test/helpers/ports.mjs'
 import { hideExpectedWorkerdLogs } from './test/helpers/workerd-logs.mjs'
 
@@ -17,6 +18,9 @@ const dohPort = await freePort()
 process.env.TEST_INFERENCE_PORT = String(inferencePort)
 process.env.TEST_FIXTURE_PORT = String(fixturePort)
 process.env.TEST_DOH_PORT = String(dohPort)
+
+// wrangler.toml's [assets] directory must exist for the pool to start; it is the page's build.
+await buildWeb()
 
 export default defineConfig(async () => ({
   plugins: [

@@ -1,7 +1,8 @@
 /**
- * `npm start`: local mode (DESIGN.md §1). Applies the D1 migrations, seeds a development workspace
- * with credits and an API key on first run, starts the inference server and `wrangler dev`, and
- * prints `Base URL: …` and `API key: …`. Ctrl-C / SIGTERM stops both (exit 0); if either dies, the
+ * `npm start`: local mode (DESIGN.md §1). Applies the D1 migrations, builds the web page (web/ →
+ * web/dist, served by the Worker's static assets), seeds a development workspace with credits and
+ * an API key on first run, starts the inference server and `wrangler dev`, and prints `Base URL: …`,
+ * `Web page: …` and `API key: …`. Ctrl-C / SIGTERM stops both (exit 0); if either dies, the
  * other is stopped and this exits non-zero.
  *
  * Environment: PORT (Worker, default 8787), INFERENCE_PORT (default 7071),
@@ -23,6 +24,7 @@ import {
   writeKeyState,
   type DevKeyState,
 } from './lib/local-state'
+import { buildWeb } from './build-web'
 import {
   launcherPids,
   portFree,
@@ -201,6 +203,8 @@ async function main(): Promise<void> {
   const secrets = loadOrCreateSecrets(secretsPath)
   writeDevVars(devVarsPath, secrets)
   await applyMigrations()
+  await buildWeb()
+  log('web page built (web/dist)')
   const key = await seed()
   if (aborter.signal.aborted) return
 
@@ -263,6 +267,7 @@ async function main(): Promise<void> {
     [
       '',
       `Base URL: ${baseUrl}`,
+      `Web page: ${baseUrl}/  (try it without an account; /device approves a CLI login)`,
       `API key: ${key.apiKey}`,
       '',
       'Try it (removes the background of photo.jpg, waits up to 8 s, saves cutout.png):',

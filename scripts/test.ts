@@ -38,6 +38,7 @@ const STAGES: Stage[] = [
       tsc('sdk/tsconfig.json'),
       tsc('sdk/tsconfig.node.json'),
       tsc('cli/tsconfig.json'),
+      tsc('web/tsconfig.json'),
     ],
   },
   { name: 'inference', steps: [{ ...vitest(), cwd: join(root, 'inference-server') }] },

@@ -21,6 +21,7 @@ import { tryOns } from './routes/try-ons'
 import { uploads } from './routes/uploads'
 import { usage } from './routes/usage'
 import { webhooks } from './routes/webhooks'
+import { workspaces } from './routes/workspaces'
 
 export const API_VERSION = '2.0.0'
 const TITLE = 'Cutout image API'
@@ -66,6 +67,7 @@ export function createApp() {
   app.route('/', apiKeys)
   app.route('/', auth)
   app.route('/', deviceAuthorizations)
+  app.route('/', workspaces)
   app.openAPIRegistry.registerPath(getOpenApiDocument)
   app.openAPIRegistry.registerComponent('securitySchemes', 'Bearer', {
     type: 'http',

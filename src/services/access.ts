@@ -57,7 +57,7 @@ export type RouteKey = keyof typeof ROUTE_ACCESS
 /**
  * Routes that take no API credential: the service documents, sign-in, the device flow's public
  * steps and forgetting the device. Refresh and logout present a refresh token instead; device
- * approval needs a signed-in session (checked by `requireSession`).
+ * approval and the workspace list need a signed-in session (checked by `requireSession`).
  */
 export const PUBLIC_ROUTES = [
   'GET /health/live',
@@ -75,4 +75,5 @@ export const SPECIAL_ROUTES = [
   'POST /v1/auth/refresh',
   'POST /v1/auth/logout',
   'POST /v1/device-authorizations/{userCode}/approve',
+  'GET /v1/workspaces',
 ] as const

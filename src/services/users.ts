@@ -94,3 +94,19 @@ export async function isMember(db: D1Database, userId: string, workspaceId: stri
     .first()
   return row !== null
 }
+
+/** Every workspace `userId` is a member of, oldest membership first; `current` marks `currentId`. */
+export async function listMemberships(
+  db: D1Database,
+  userId: string,
+  currentId: string,
+): Promise<{ id: string; name: string; role: string; current: boolean }[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT w.id, w.name, m.role FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id
+        WHERE m.user_id = ? ORDER BY m.created_at, w.id`,
+    )
+    .bind(userId)
+    .all<{ id: string; name: string; role: string }>()
+  return results.map((w) => ({ ...w, current: w.id === currentId }))
+}

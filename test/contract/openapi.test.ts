@@ -40,6 +40,7 @@ const ROUTES = [
   'post /v1/device-authorizations/{userCode}/approve',
   'post /v1/device-authorizations/token',
   'delete /v1/device',
+  'get /v1/workspaces',
   'post /v1/projects',
   'get /v1/projects',
   'get /v1/projects/{id}',

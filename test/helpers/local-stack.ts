@@ -98,11 +98,16 @@ export async function signInByEmail(baseUrl: string, email: string): Promise<{ a
     })
   const started = await post('/v1/auth/email/start', { email })
   if (started.status !== 202) throw new Error(`email start: ${started.status} ${await started.text()}`)
+  const verified = await post('/v1/auth/email/verify', { email, code: await outboxCode(baseUrl, email) })
+  if (verified.status !== 200) throw new Error(`email verify: ${verified.status} ${await verified.text()}`)
+  return (await verified.json()) as { accessToken: string }
+}
+
+/** The code of the newest sign-in email to `email` in the local stack's dev outbox. */
+export async function outboxCode(baseUrl: string, email: string): Promise<string> {
   const outbox = await fetch(new URL(`/v1/dev/outbox?to=${encodeURIComponent(email)}`, baseUrl))
   const { messages } = (await outbox.json()) as { messages: { text: string }[] }
   const code = messages[0]?.text.match(/\b(\d{6})\b/)?.[1]
   if (!code) throw new Error(`no sign-in code for ${email}`)
-  const verified = await post('/v1/auth/email/verify', { email, code })
-  if (verified.status !== 200) throw new Error(`email verify: ${verified.status} ${await verified.text()}`)
-  return (await verified.json()) as { accessToken: string }
+  return code
 }

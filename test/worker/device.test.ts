@@ -204,3 +204,24 @@ describe('approve', () => {
     expect((await api('/v1/jobs', { key: tokens.accessToken })).status).toBe(200)
   })
 })
+
+describe('GET /v1/workspaces', () => {
+  it("lists the signed-in user's workspaces, the session's marked current; keys and strangers are refused", async () => {
+    const user = await signIn()
+    const team = await seedWorkspace()
+    await env.DB.prepare(
+      "INSERT INTO workspace_members (workspace_id, user_id, role, created_at) VALUES (?, ?, 'member', '2999-01-01T00:00:00.000Z')",
+    )
+      .bind(team.workspaceId, user.user.id)
+      .run()
+    const res = await api('/v1/workspaces', { key: user.accessToken })
+    expect(res.status).toBe(200)
+    const { workspaces } = (await res.json()) as { workspaces: { id: string; role: string; current: boolean }[] }
+    expect(workspaces).toEqual([
+      { id: user.workspace.id, name: user.workspace.name, role: 'owner', current: true },
+      { id: team.workspaceId, name: expect.any(String), role: 'member', current: false },
+    ])
+    await expectProblem(await api('/v1/workspaces', { key: team.key }), 403, 'insufficient_scope')
+    await expectProblem(await api('/v1/workspaces'), 401, 'invalid_api_key')
+  })
+})

@@ -1,0 +1,118 @@
+/**
+ * The page's only way to the API: same-origin fetch with the session's bearer token when signed
+ * in (the anonymous device cookie otherwise), problem+json turned into `ApiProblem`, and one
+ * refresh-and-retry when an access token has expired. Tokens never go into URLs or the console.
+ */
+import { clearSession, loadSession, type Session, saveSession } from './session'
+
+/** An error body of SPEC.md §7, or a stand-in for a network failure. */
+export class ApiProblem extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+    readonly field?: string,
+  ) {
+    super(detail)
+  }
+  /** What a person reads: the detail, and the field it is about when there is one. */
+  describe(): string {
+    return this.field ? `${this.detail} (field: ${this.field})` : this.detail
+  }
+}
+
+export interface Job {
+  id: string
+  status: 'queued' | 'processing' | 'succeeded' | 'failed' | 'canceled'
+  stage: string
+  createdAt: string
+  result: { url: string; contentType: string; expiresAt: string | null } | null
+  error: { code: string; message: string } | null
+}
+
+export interface RequestOptions {
+  method?: string
+  body?: BodyInit | null
+  json?: unknown
+  headers?: Record<string, string>
+  /** Send no credential even when signed in (anonymous previews ride on the device cookie). */
+  anonymous?: boolean
+  signal?: AbortSignal
+}
+
+async function problemOf(res: Response): Promise<ApiProblem> {
+  try {
+    const body = (await res.json()) as {
+      code?: string
+      detail?: string
+      message?: string
+      title?: string
+      field?: string
+    }
+    return new ApiProblem(
+      res.status,
+      body.code ?? 'error',
+      body.detail ?? body.message ?? body.title ?? `HTTP ${res.status}`,
+      body.field,
+    )
+  } catch {
+    return new ApiProblem(res.status, 'error', `The server answered ${res.status} ${res.statusText}`)
+  }
+}
+
+async function refresh(session: Session): Promise<Session | null> {
+  const res = await fetch('/v1/auth/refresh', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ refreshToken: session.refreshToken }),
+  })
+  if (!res.ok) {
+    clearSession()
+    return null
+  }
+  const pair = (await res.json()) as { accessToken: string; refreshToken: string; expiresIn: number }
+  const next = { ...session, ...pair, expiresAt: Date.now() + pair.expiresIn * 1000 }
+  saveSession(next)
+  return next
+}
+
+/** A raw response for a 2xx; throws `ApiProblem` otherwise. */
+export async function request(path: string, opts: RequestOptions = {}): Promise<Response> {
+  let session = opts.anonymous ? null : loadSession()
+  // Refresh a minute early so a long upload does not start with a token about to lapse.
+  if (session && session.expiresAt - 60_000 < Date.now()) session = await refresh(session)
+  const send = (s: Session | null) => {
+    const headers: Record<string, string> = { ...opts.headers }
+    if (s) headers.authorization = `Bearer ${s.accessToken}`
+    let body = opts.body
+    if (opts.json !== undefined) {
+      headers['content-type'] = 'application/json'
+      body = JSON.stringify(opts.json)
+    }
+    return fetch(path, { method: opts.method ?? 'GET', headers, body, signal: opts.signal, credentials: 'same-origin' })
+  }
+  let res: Response
+  try {
+    res = await send(session)
+    if (res.status === 401 && session) {
+      session = await refresh(session)
+      if (session) res = await send(session)
+    }
+  } catch (err) {
+    if ((err as Error).name === 'AbortError') throw err
+    throw new ApiProblem(0, 'network_error', 'Could not reach the server: check your connection and try again')
+  }
+  if (!res.ok) throw await problemOf(res)
+  return res
+}
+
+export async function requestJson<T>(path: string, opts: RequestOptions = {}): Promise<T> {
+  const res = await request(path, opts)
+  return res.status === 204 ? (undefined as T) : ((await res.json()) as T)
+}
+
+/** Shown for any thrown value: a problem's detail and field, or the error's own message. */
+export function describeError(err: unknown): string {
+  if (err instanceof ApiProblem) return err.describe()
+  return err instanceof Error ? err.message : String(err)
+}

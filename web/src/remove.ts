@@ -1,0 +1,65 @@
+/**
+ * One removal from the page: the image goes up (anonymously as multipart with the device cookie;
+ * signed in through an upload, presigned where the deployment configures it), the job is created
+ * with an Idempotency-Key, and its stages are followed over SSE until it ends.
+ */
+import { ApiProblem, type Job, request, requestJson } from './api'
+import { followJob, type JobEvent } from './events'
+
+export interface RemovalOptions {
+  quality: 'fast' | 'balanced' | 'high'
+  output: 'cutout' | 'mask'
+  alpha: { mode: 'raw'; feather: number } | { mode: 'binary'; threshold: number; feather: number }
+}
+
+interface Upload {
+  id: string
+  uploadUrl: string
+  uploadHeaders?: Record<string, string>
+}
+
+const UPLOAD_TYPES = new Set(['image/jpeg', 'image/png', 'image/webp', 'image/avif', 'image/heic', 'image/heif'])
+
+/** Creates the job and resolves with it as the API first answers (usually queued). */
+export async function createRemoval(file: File, options: RemovalOptions, signedIn: boolean): Promise<Job> {
+  const headers = { 'idempotency-key': crypto.randomUUID() }
+  if (!signedIn) {
+    const form = new FormData()
+    form.append('image', file, file.name)
+    form.append('options', JSON.stringify(options))
+    return requestJson<Job>('/v1/removals', { method: 'POST', body: form, headers, anonymous: true })
+  }
+  const uploadId = await uploadFile(file)
+  return requestJson<Job>('/v1/removals', { method: 'POST', json: { uploadId, options }, headers })
+}
+
+/** file → POST /v1/uploads → PUT the bytes → complete; resolves with the upload's id. */
+async function uploadFile(file: File): Promise<string> {
+  const contentType = UPLOAD_TYPES.has(file.type) ? file.type : 'application/octet-stream'
+  const upload = await requestJson<Upload>('/v1/uploads', { method: 'POST', json: { contentType } })
+  if (upload.uploadUrl.startsWith('/')) {
+    // The API's own path (local mode): authenticated like any other call.
+    await request(upload.uploadUrl, { method: 'PUT', body: file, headers: { 'content-type': contentType } })
+  } else {
+    // A presigned R2 URL: the signature is the credential, so no Authorization header goes with it.
+    const res = await fetch(upload.uploadUrl, { method: 'PUT', body: file, headers: upload.uploadHeaders ?? {} })
+    if (!res.ok) throw new ApiProblem(res.status, 'upload_failed', `The upload was refused (${res.status})`)
+  }
+  await request(`/v1/uploads/${upload.id}/complete`, { method: 'POST' })
+  return upload.id
+}
+
+/** Follows the job to its end; throws an ApiProblem with the job's error when it did not succeed. */
+export async function finishRemoval(job: Job, signedIn: boolean, onEvent: (e: JobEvent) => void): Promise<Job> {
+  const done = job.status === 'succeeded' ? job : await followJob(job.id, !signedIn, onEvent)
+  if (done.status === 'succeeded' && done.result) return done
+  const error = done.error ?? { code: done.status, message: `The job ended ${done.status}` }
+  throw new ApiProblem(422, error.code, error.message)
+}
+
+/** The result's bytes (its URL is signed, so it needs no credential). */
+export async function downloadResult(job: Job): Promise<Blob> {
+  if (!job.result) throw new Error('The job has no result')
+  const res = await request(job.result.url, { anonymous: true })
+  return res.blob()
+}

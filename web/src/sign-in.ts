@@ -1,0 +1,104 @@
+/**
+ * Email-code sign-in (DESIGN.md §3): the address, then the six-digit code. Shared by the main
+ * page and /device. In local mode the code sits in the dev outbox; the hint pointing there only
+ * appears when that outbox answers, which it never does in production.
+ */
+import { describeError, requestJson } from './api'
+import { byId, busy, showError } from './dom'
+import { clearSession, loadSession, onSession, type Session, saveSession } from './session'
+
+interface Verified {
+  accessToken: string
+  refreshToken: string
+  expiresIn: number
+  user: Session['user']
+  workspace: Session['workspace']
+}
+
+/** Wires the forms with ids sign-in-email-form, sign-in-code-form and the sign-out button. */
+export function setUpSignIn(): void {
+  const emailForm = byId<HTMLFormElement>('sign-in-email-form')
+  const codeForm = byId<HTMLFormElement>('sign-in-code-form')
+  const emailInput = byId<HTMLInputElement>('sign-in-email')
+  const codeInput = byId<HTMLInputElement>('sign-in-code')
+  const error = byId('sign-in-error')
+  const hint = byId('sign-in-hint')
+  const signedIn = byId('signed-in')
+  const signedOut = byId('signed-out')
+
+  onSession((session) => {
+    signedOut.hidden = Boolean(session)
+    signedIn.hidden = !session
+    byId('signed-in-as').textContent = session ? `${session.user.email} · ${session.workspace.name}` : ''
+  })
+
+  emailForm.addEventListener('submit', (event) => {
+    event.preventDefault()
+    const button = emailForm.querySelector('button')!
+    void busy(button, async () => {
+      showError(error, null)
+      try {
+        await requestJson('/v1/auth/email/start', {
+          method: 'POST',
+          json: { email: emailInput.value },
+          anonymous: true,
+        })
+        codeForm.hidden = false
+        byId('sign-in-sent-to').textContent = emailInput.value
+        codeInput.focus()
+        await showOutboxHint(hint, emailInput.value)
+      } catch (err) {
+        showError(error, describeError(err))
+      }
+    })
+  })
+
+  codeForm.addEventListener('submit', (event) => {
+    event.preventDefault()
+    const button = codeForm.querySelector('button')!
+    void busy(button, async () => {
+      showError(error, null)
+      try {
+        const v = await requestJson<Verified>('/v1/auth/email/verify', {
+          method: 'POST',
+          json: { email: emailInput.value, code: codeInput.value.trim() },
+          anonymous: true,
+        })
+        saveSession({
+          accessToken: v.accessToken,
+          refreshToken: v.refreshToken,
+          expiresAt: Date.now() + v.expiresIn * 1000,
+          user: v.user,
+          workspace: v.workspace,
+        })
+        codeForm.hidden = true
+        codeForm.reset()
+        hint.hidden = true
+      } catch (err) {
+        showError(error, describeError(err))
+        codeInput.select()
+      }
+    })
+  })
+
+  byId<HTMLButtonElement>('sign-out').addEventListener('click', () => {
+    const session = loadSession()
+    clearSession()
+    // Revoke server-side too; the page has already forgotten the tokens whatever the answer.
+    if (session)
+      void fetch('/v1/auth/logout', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${session.accessToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ refreshToken: session.refreshToken }),
+      }).catch(() => undefined)
+  })
+}
+
+async function showOutboxHint(hint: HTMLElement, email: string): Promise<void> {
+  const path = `/v1/dev/outbox?to=${encodeURIComponent(email)}`
+  const res = await fetch(path).catch(() => null)
+  if (!res?.ok) return
+  const link = hint.querySelector('a')!
+  link.href = path
+  hint.hidden = false
+}

@@ -1,0 +1,257 @@
+/**
+ * The web page in headless Chromium against the real local stack (`npm start`: the Worker serving
+ * web/dist as static assets, the inference server with the real model): an anonymous preview
+ * dropped onto the page and downloaded; email sign-in through the dev outbox, then a signed-in
+ * removal through an upload, history, an API key (shown once, revoked) and a webhook endpoint
+ * that receives the job's event; and /device approving the CLI's `login`.
+ *
+ * SCREENSHOTS_DIR=docs/web writes the screenshots the docs show (see web/README.md).
+ */
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { createServer, type IncomingMessage, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { basename, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import sharp from 'sharp'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { launchChromium } from '../../test/helpers/browser'
+import { type LocalStack, outboxCode, startLocalStack } from '../../test/helpers/local-stack'
+
+const COFFEE = fileURLToPath(new URL('../../inference-server/test/fixtures/coffee.png', import.meta.url))
+const FIXTURE = fileURLToPath(new URL('../../test/fixtures/astronaut.png', import.meta.url))
+const CLI = fileURLToPath(new URL('../../cli/dist/main.js', import.meta.url))
+const SHOTS = process.env.SCREENSHOTS_DIR
+const PHONE = { width: 390, height: 844 }
+
+let stack: LocalStack
+let browser: Browser
+let work: string
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'cutout-page-'))
+  if (SHOTS) mkdirSync(SHOTS, { recursive: true })
+  ;[stack, browser] = await Promise.all([startLocalStack(), launchChromium()])
+})
+
+afterAll(async () => {
+  await browser?.close()
+  await stack?.stop()
+  if (work) rmSync(work, { recursive: true, force: true })
+})
+
+async function newPage(viewport = { width: 1280, height: 900 }): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport, acceptDownloads: true })
+  const page = await context.newPage()
+  page.on('dialog', (dialog) => void dialog.accept())
+  return { context, page }
+}
+
+async function shot(page: Page, name: string, fullPage = true): Promise<void> {
+  if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage })
+}
+
+/** Drops `file` on the drop zone as a person dragging it from their desktop would. */
+async function dropFile(page: Page, file: string, type: string): Promise<void> {
+  const [data, name] = [readFileSync(file).toString('base64'), basename(file)].map((v) => JSON.stringify(v))
+  // Evaluated as a string: this file is compiled for Node, without the DOM's types.
+  const transfer = await page.evaluateHandle(`(() => {
+    const bytes = Uint8Array.from(atob(${data}), (c) => c.charCodeAt(0))
+    const dt = new DataTransfer()
+    dt.items.add(new File([bytes], ${name}, { type: ${JSON.stringify(type)} }))
+    return dt
+  })()`)
+  await page.dispatchEvent('#drop', 'dragover', { dataTransfer: transfer })
+  await page.dispatchEvent('#drop', 'drop', { dataTransfer: transfer })
+}
+
+/** Records every text #status shows, so the test sees the stages the SSE stream moved through. */
+async function recordStatus(page: Page): Promise<() => Promise<string[]>> {
+  await page.evaluate(`(() => {
+    const seen = (window.seen = [])
+    const status = document.getElementById('status')
+    const observer = new MutationObserver(() => seen.push(status.textContent ?? ''))
+    observer.observe(status, { childList: true, characterData: true, subtree: true })
+  })()`)
+  return () => page.evaluate<string[]>('window.seen')
+}
+
+async function downloadPng(page: Page) {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')])
+  const path = join(work, download.suggestedFilename())
+  await download.saveAs(path)
+  return { name: download.suggestedFilename(), meta: await sharp(path).metadata() }
+}
+
+async function signInOnPage(page: Page, email: string): Promise<void> {
+  await page.fill('#sign-in-email', email)
+  await page.click('#sign-in-email-form button')
+  await page.locator('#sign-in-code-form').waitFor()
+  // The local-mode hint links to the outbox; a person would read the code there.
+  await expect(page.locator('#sign-in-hint a').getAttribute('href')).resolves.toContain('/v1/dev/outbox')
+  await page.fill('#sign-in-code', await outboxCode(stack.baseUrl, email))
+  await page.click('#sign-in-code-form button')
+  await page.locator('#signed-in-as').filter({ hasText: email }).waitFor()
+}
+
+describe('the page, anonymously', () => {
+  it('drop → stages → before/after → download of a PNG the size of the photo; the allowance counts down', async () => {
+    const { context, page } = await newPage()
+    await page.goto(stack.baseUrl)
+    await expect(page.title()).resolves.toMatch(/Cutout/)
+    await page.locator('#allowance', { hasText: '7 of 7 left today' }).waitFor()
+    await shot(page, 'home')
+
+    // A file that is not an image: the API's problem detail is shown, and nothing is spent.
+    await dropFile(page, fileURLToPath(new URL('../../README.md', import.meta.url)), 'text/plain')
+    const error = page.locator('#remove-error')
+    await error.waitFor()
+    expect(await error.textContent()).toMatch(/image|supported/i)
+    await page.locator('#allowance', { hasText: '7 of 7 left today' }).waitFor()
+
+    const statuses = await recordStatus(page)
+    await dropFile(page, COFFEE, 'image/png')
+    await page.locator('#result').waitFor({ timeout: 120_000 })
+    expect(await error.isHidden()).toBe(true)
+    const seen = await statuses()
+    expect(seen[0]).toBe('Uploading…')
+    expect(seen).toContain('Segmenting…')
+    expect(seen.at(-1)).toBe('Done')
+    await expect(page.locator('#stages li.done').count()).resolves.toBe(6)
+
+    // The slider moves the reveal with the keyboard.
+    await page.focus('#slider')
+    await page.keyboard.press('Home')
+    expect(await page.getAttribute('#compare', 'style')).toContain('--reveal: 0%')
+    await page.keyboard.press('End')
+    expect(await page.getAttribute('#compare', 'style')).toContain('--reveal: 100%')
+    await page.fill('#slider', '55')
+    await page.dispatchEvent('#slider', 'input')
+    await shot(page, 'preview-result')
+
+    const png = await downloadPng(page)
+    expect(png.name).toBe('coffee-cutout.png')
+    const source = await sharp(COFFEE).metadata()
+    expect(png.meta).toMatchObject({ format: 'png', width: source.width, height: source.height, channels: 4 })
+    await page.locator('#allowance', { hasText: '6 of 7 left today' }).waitFor()
+
+    // Phone width: nothing wider than the screen.
+    await page.setViewportSize(PHONE)
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth')
+    expect(overflow).toBeLessThanOrEqual(0)
+    await shot(page, 'phone')
+    await context.close()
+  })
+})
+
+describe('the page, signed in', () => {
+  let receiver: Server
+  const received: { type: string; data: { jobId: string } }[] = []
+
+  beforeAll(async () => {
+    receiver = createServer(async (req: IncomingMessage, res) => {
+      let body = ''
+      for await (const chunk of req) body += chunk
+      received.push(JSON.parse(body))
+      res.writeHead(200).end()
+    })
+    receiver.listen(0, '127.0.0.1')
+    await once(receiver, 'listening')
+  })
+  afterAll(() => receiver?.close())
+
+  it('email code → removal through an upload at full size, history, a key shown once and revoked, a webhook that receives the job', async () => {
+    const { context, page } = await newPage()
+    await page.goto(`${stack.baseUrl}/#sign-in`)
+    await signInOnPage(page, `page-${Date.now()}@example.com`)
+    await page.locator('#allowance', { hasText: 'credits available' }).waitFor()
+    expect(await page.locator('#sign-in').isHidden()).toBe(true)
+
+    // A webhook endpoint: the signing secret once, then the endpoint in the list.
+    const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
+    await page.fill('#webhook-url', hookUrl)
+    await page.click('#webhook-form button')
+    await page.locator('#webhook-created').waitFor()
+    expect(await page.locator('#webhook-secret').textContent()).toMatch(/^whsec_/)
+    await page.locator('#webhook-list li', { hasText: hookUrl }).waitFor()
+
+    // Signed in, the image goes through POST /v1/uploads and keeps its full size (512×512).
+    await page.setInputFiles('#file', FIXTURE)
+    await page.locator('#result').waitFor({ timeout: 120_000 })
+    const png = await downloadPng(page)
+    expect(png.meta).toMatchObject({ width: 512, height: 512, channels: 4 })
+    await page.locator('#history-rows tr', { hasText: 'succeeded' }).waitFor()
+    const resultHref = (await page.getAttribute('#history-rows a', 'href')) ?? ''
+    const jobId = new URL(resultHref, stack.baseUrl).pathname.split('/')[3]
+    await expect
+      .poll(() => received.map((e) => `${e.type} ${e.data.jobId}`), { timeout: 30_000 })
+      .toContain(`image.job.completed.v1 ${jobId}`)
+
+    // An API key: its secret once, a working key, then revoked.
+    await page.fill('#key-name', 'page test')
+    await page.click('#key-form button')
+    await page.locator('#key-created').waitFor()
+    const value = (await page.locator('#key-value').textContent()) ?? ''
+    expect(value).toMatch(/^sk_live_/)
+    await page.locator('#key-list li', { hasText: 'page test' }).waitFor()
+    const usage = () => fetch(new URL('/v1/usage', stack.baseUrl), { headers: { authorization: `Bearer ${value}` } })
+    expect((await usage()).status).toBe(200)
+    await shot(page, 'signed-in')
+    await page.click('#key-list li:has-text("page test") button')
+    await page.locator('#key-list li', { hasText: 'page test' }).waitFor({ state: 'detached' })
+    expect((await usage()).status).toBe(401)
+
+    // A reload keeps the session (sessionStorage); signing out forgets it.
+    await page.reload()
+    await page.locator('#signed-in-as').waitFor()
+    await page.click('#sign-out')
+    await page.locator('#signed-out').waitFor()
+    expect(await page.locator('#keys').isHidden()).toBe(true)
+    await context.close()
+  })
+})
+
+describe('/device', () => {
+  it("approving the CLI's code for a chosen workspace gives `cutout login` its token", async () => {
+    const config = join(work, 'config')
+    const env: NodeJS.ProcessEnv = { ...process.env, CUTOUT_BASE_URL: stack.baseUrl, XDG_CONFIG_HOME: config }
+    delete env.CUTOUT_API_KEY // a developer's own key must not stand in for the device login
+    const login = spawn(process.execPath, [CLI, 'login'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stderr = ''
+    login.stderr.on('data', (d) => (stderr += d))
+    const exited = once(login, 'close')
+    await expect.poll(() => /enter the code ([A-Z]{4}-[A-Z]{4})/.exec(stderr)?.[1], { timeout: 30_000 }).toBeTruthy()
+    const [, uri, userCode] = /Open (\S+) and enter the code ([A-Z]{4}-[A-Z]{4})/.exec(stderr)!
+
+    const { context, page } = await newPage(PHONE)
+    await page.goto(`${uri}?user_code=${userCode}`)
+    await shot(page, 'device-sign-in')
+    await signInOnPage(page, `device-${Date.now()}@example.com`)
+    await page.locator('#workspace option').first().waitFor({ state: 'attached' })
+    expect(await page.inputValue('#user-code')).toBe(userCode)
+    await shot(page, 'device-approve')
+    await page.click('#approve-form button')
+    await page.locator('#approved').waitFor()
+    await shot(page, 'device-approved')
+
+    const [code] = await exited
+    expect(code, stderr).toBe(0)
+    const session = join(config, 'cutout', 'session.json')
+    expect(statSync(session).mode & 0o777).toBe(0o600)
+    expect(JSON.parse(readFileSync(session, 'utf8'))).toMatchObject({ refreshToken: expect.stringMatching(/^rt_/) })
+
+    // A code that is not live: the API's problem is shown beside the form.
+    await page.goto(`${uri}?user_code=BCDF-GHJK`)
+    await page.locator('#workspace option').first().waitFor({ state: 'attached' })
+    await page.click('#approve-form button')
+    await page.locator('#approve-error').waitFor()
+    expect(await page.locator('#approve-error').textContent()).not.toBe('')
+    await context.close()
+  })
+})
