@@ -260,6 +260,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/device-authorizations/{userCode}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** See which client asked for a device sign-in, before approving it */
+        get: operations["getDeviceAuthorization"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/device-authorizations/{userCode}/approve": {
         parameters: {
             query?: never;
@@ -1038,6 +1055,26 @@ export interface components {
              * @example cutout-cli 1.2 on ada-laptop
              */
             client: string;
+        };
+        /**
+         * @example {
+         *       "userCode": "BDFG-HJKL",
+         *       "client": "cutout-cli 1.2 on ada-laptop",
+         *       "status": "pending",
+         *       "expiresAt": "2026-05-04T10:10:00.000Z"
+         *     }
+         */
+        DeviceAuthorizationView: {
+            /** @description What the device said it is when it asked */
+            client: string;
+            /** Format: date-time */
+            expiresAt: string;
+            /**
+             * @description approved once approved (or exchanged)
+             * @enum {string}
+             */
+            status: "pending" | "approved";
+            userCode: string;
         };
         /**
          * @example {
@@ -3180,6 +3217,91 @@ export interface operations {
             };
             /** @description Processing failed */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDeviceAuthorization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userCode: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client that asked and whether the code is still pending */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceAuthorizationView"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Only a signed-in session, not an API key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No live code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Processing failed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Processor unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,7 +1,7 @@
 /**
  * @module
  * Device authorization (SPEC.md §4, RFC 8628): POST /v1/device-authorizations,
- * POST /v1/device-authorizations/{userCode}/approve (signed-in session only),
+ * GET /v1/device-authorizations/{userCode} and POST …/{userCode}/approve (signed-in session only),
  * POST /v1/device-authorizations/token.
  */
 import { createRoute } from '@hono/zod-openapi'
@@ -12,6 +12,7 @@ import {
   DeviceApproveSchema,
   DeviceAuthorizationCreateSchema,
   DeviceAuthorizationSchema,
+  DeviceAuthorizationViewSchema,
   DeviceTokenRequestSchema,
   TokenPairSchema,
   UserCodeParams,
@@ -20,6 +21,7 @@ import { json } from '../schemas/common'
 import {
   approveDeviceAuthorization,
   createDeviceAuthorization,
+  describeDeviceAuthorization,
   pollDeviceAuthorization,
 } from '../services/device-authorizations'
 
@@ -41,6 +43,23 @@ export const create = createRoute({
     400: errorResponses[400],
     429: errorResponses[429],
     500: errorResponses[500],
+  },
+})
+
+export const getOne = createRoute({
+  method: 'get',
+  path: '/v1/device-authorizations/{userCode}',
+  operationId: 'getDeviceAuthorization',
+  summary: 'See which client asked for a device sign-in, before approving it',
+  tags,
+  security: [{ Bearer: [] }],
+  middleware: [requireSession()] as const,
+  request: { params: UserCodeParams },
+  responses: {
+    200: json(DeviceAuthorizationViewSchema, 'The client that asked and whether the code is still pending'),
+    ...errorResponses,
+    403: problemContent('Only a signed-in session, not an API key'),
+    404: problemContent('No live code'),
   },
 })
 
@@ -81,6 +100,7 @@ export const deviceAuthorizations = createRouter()
   .openapi(create, async (c) =>
     c.json(await createDeviceAuthorization(c.env, c.req.valid('json').client, new URL(c.req.url).origin), 201),
   )
+  .openapi(getOne, async (c) => c.json(await describeDeviceAuthorization(c.env, c.req.valid('param').userCode), 200))
   .openapi(approve, async (c) => {
     const auth = c.get('auth')
     await approveDeviceAuthorization(

@@ -123,3 +123,19 @@ export const DeviceApproveSchema = z
 export const DeviceTokenRequestSchema = z
   .strictObject({ deviceCode: z.string().min(1).max(200) })
   .openapi('DeviceTokenRequest', { example: { deviceCode: EXAMPLE_DEVICE_CODE } })
+
+export const DeviceAuthorizationViewSchema = z
+  .object({
+    userCode: z.string(),
+    client: z.string().openapi({ description: 'What the device said it is when it asked' }),
+    status: z.enum(['pending', 'approved']).openapi({ description: 'approved once approved (or exchanged)' }),
+    expiresAt: z.iso.datetime(),
+  })
+  .openapi('DeviceAuthorizationView', {
+    example: {
+      userCode: 'BDFG-HJKL',
+      client: 'cutout-cli 1.2 on ada-laptop',
+      status: 'pending',
+      expiresAt: '2026-05-04T10:10:00.000Z',
+    },
+  })

@@ -57,7 +57,7 @@ export type RouteKey = keyof typeof ROUTE_ACCESS
 /**
  * Routes that take no API credential: the service documents, sign-in, the device flow's public
  * steps and forgetting the device. Refresh and logout present a refresh token instead; device
- * approval and the workspace list need a signed-in session (checked by `requireSession`).
+ * approval, reading a pending code and the workspace list need a signed-in session (checked by `requireSession`).
  */
 export const PUBLIC_ROUTES = [
   'GET /health/live',
@@ -74,6 +74,7 @@ export const PUBLIC_ROUTES = [
 export const SPECIAL_ROUTES = [
   'POST /v1/auth/refresh',
   'POST /v1/auth/logout',
+  'GET /v1/device-authorizations/{userCode}',
   'POST /v1/device-authorizations/{userCode}/approve',
   'GET /v1/workspaces',
 ] as const

@@ -98,6 +98,31 @@ export async function createDeviceAuthorization(
   }
 }
 
+/** What the approving person is shown: which client asked, and whether the code is still open. */
+export interface DeviceAuthorizationView {
+  userCode: string
+  client: string
+  status: 'pending' | 'approved'
+  expiresAt: string
+}
+
+/** A live user code's client and state, for the approval page; unknown or expired codes are 404. */
+export async function describeDeviceAuthorization(env: Env, userCode: string): Promise<DeviceAuthorizationView> {
+  const code = normalizeUserCode(userCode)
+  const row = await env.DB.prepare('SELECT client, status, expires_at FROM device_authorizations WHERE user_code = ?')
+    .bind(code)
+    .first<{ client: string; status: string; expires_at: string }>()
+  if (!row || Date.parse(row.expires_at) <= Date.now()) {
+    throw new ApiError('job_not_found', `No pending device authorization with code ${formatUserCode(code)}`)
+  }
+  return {
+    userCode: formatUserCode(code),
+    client: row.client,
+    status: row.status === 'pending' ? 'pending' : 'approved',
+    expiresAt: row.expires_at,
+  }
+}
+
 type PendingRow = { id: string; status: string; expires_at: string }
 
 /**

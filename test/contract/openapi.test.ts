@@ -37,6 +37,7 @@ const ROUTES = [
   'post /v1/auth/refresh',
   'post /v1/auth/logout',
   'post /v1/device-authorizations',
+  'get /v1/device-authorizations/{userCode}',
   'post /v1/device-authorizations/{userCode}/approve',
   'post /v1/device-authorizations/token',
   'delete /v1/device',

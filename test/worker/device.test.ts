@@ -225,3 +225,34 @@ describe('GET /v1/workspaces', () => {
     await expectProblem(await api('/v1/workspaces'), 401, 'invalid_api_key')
   })
 })
+
+describe('GET /v1/device-authorizations/{userCode}', () => {
+  it('shows a signed-in person which client asked, as typed, until it expires; keys are refused', async () => {
+    const user = await signIn()
+    const auth = await createAuthorization('cutout-cli on ada-laptop')
+    const typed = auth.userCode.toLowerCase().replace('-', '')
+    const res = await api(`/v1/device-authorizations/${typed}`, { key: user.accessToken })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({
+      userCode: auth.userCode,
+      client: 'cutout-cli on ada-laptop',
+      status: 'pending',
+      expiresAt: expect.any(String),
+    })
+    expect((await approve(auth.userCode, user.accessToken)).status).toBe(204)
+    const after = await api(`/v1/device-authorizations/${auth.userCode}`, { key: user.accessToken })
+    expect(((await after.json()) as { status: string }).status).toBe('approved')
+
+    await expectProblem(
+      await api('/v1/device-authorizations/BCDF-GHJK', { key: user.accessToken }),
+      404,
+      'job_not_found',
+    )
+    await expectProblem(
+      await api(`/v1/device-authorizations/${auth.userCode}`, { key: (await seedWorkspace()).key }),
+      403,
+      'insufficient_scope',
+    )
+    await expectProblem(await api(`/v1/device-authorizations/${auth.userCode}`), 401, 'invalid_api_key')
+  })
+})

@@ -7,6 +7,13 @@ import { busy, byId, h, showError, toggleSignedIn } from './dom'
 import { onSession } from './session'
 import { setUpSignIn } from './sign-in'
 
+interface Pending {
+  userCode: string
+  client: string
+  status: 'pending' | 'approved'
+  expiresAt: string
+}
+
 interface Workspace {
   id: string
   name: string
@@ -18,15 +25,37 @@ const form = byId<HTMLFormElement>('approve-form')
 const codeInput = byId<HTMLInputElement>('user-code')
 const select = byId<HTMLSelectElement>('workspace')
 const error = byId('approve-error')
+const client = byId('device-client')
 
 codeInput.value = new URLSearchParams(location.search).get('user_code') ?? ''
 setUpSignIn()
 
 onSession((session) => {
   toggleSignedIn(Boolean(session))
-  if (session && select.options.length === 0) void loadWorkspaces()
+  if (session && select.options.length === 0) void Promise.all([loadWorkspaces(), describeCode()])
   if (!session) select.replaceChildren()
 })
+
+codeInput.addEventListener('change', () => void describeCode())
+
+/** Names the client that asked, so a person can tell their own CLI from someone else's request. */
+async function describeCode(): Promise<void> {
+  const code = codeInput.value.trim()
+  client.hidden = true
+  if (!code) return
+  try {
+    const pending = await requestJson<Pending>(`/v1/device-authorizations/${encodeURIComponent(code)}`)
+    const until = new Date(pending.expiresAt).toLocaleTimeString(undefined, { timeStyle: 'short' })
+    client.textContent =
+      pending.status === 'pending'
+        ? `“${pending.client}” asks to sign in as you. The code works until ${until}.`
+        : `This code was already approved for “${pending.client}”.`
+    client.hidden = false
+    showError(error, null)
+  } catch (err) {
+    showError(error, describeError(err))
+  }
+}
 
 async function loadWorkspaces(): Promise<void> {
   try {

@@ -235,6 +235,7 @@ describe('/device', () => {
     await signInOnPage(page, `device-${Date.now()}@example.com`)
     await page.locator('#workspace option').first().waitFor({ state: 'attached' })
     expect(await page.inputValue('#user-code')).toBe(userCode)
+    await page.locator('#device-client', { hasText: /“cutout-cli on .+” asks to sign in as you/ }).waitFor()
     await shot(page, 'device-approve')
     await page.click('#approve-form button')
     await page.locator('#approved').waitFor()
