@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi'
-import { SCOPES } from '../services/auth'
-import { MAX_API_KEY_NAME_LENGTH } from '../services/api-keys'
+import { SCOPES } from '../lib/scopes'
+
+export const MAX_API_KEY_NAME_LENGTH = 80
 
 const DateTime = z.iso.datetime({ offset: true })
 const Scope = z.enum(SCOPES)

@@ -8,8 +8,6 @@ import { ApiError } from '../errors'
 import { iso } from '../lib/time'
 import { mintApiKey, type AuthContext, type Scope } from './auth'
 
-export const MAX_API_KEY_NAME_LENGTH = 80
-
 export interface ApiKey {
   id: string
   name: string

@@ -10,8 +10,9 @@ export const API_KEY_PREFIX = 'sk_live_'
 /** Characters of the key kept in clear as its `prefix`, enough to tell keys apart in a list. */
 export const KEY_PREFIX_LENGTH = 12
 
-export const SCOPES = ['images:write', 'jobs:read', 'webhooks:write', 'keys:write', 'tryon:write'] as const
-export type Scope = (typeof SCOPES)[number]
+import type { Scope } from '../lib/scopes'
+
+export { SCOPES, type Scope } from '../lib/scopes'
 
 /** Who is calling, resolved by `authorize` (or `requireSession`). */
 export interface AuthContext {
