@@ -23,9 +23,14 @@ export interface InferenceServer {
 }
 
 /** Spawns the inference server and waits for `/health/ready`. */
-export async function startInference(env: Record<string, string> = {}, verbose = false): Promise<InferenceServer> {
-  const port = await freePort()
-  const signingKey = randomBytes(32).toString('base64url')
+export async function startInference(
+  env: Record<string, string> = {},
+  verbose = false,
+  /** A restart: the same port and key as the run it replaces. */
+  again?: { port: number; signingKey: string },
+): Promise<InferenceServer> {
+  const port = again?.port ?? (await freePort())
+  const signingKey = again?.signingKey ?? randomBytes(32).toString('base64url')
   const child = startChild(
     'inference',
     process.execPath,
