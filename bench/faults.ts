@@ -62,6 +62,8 @@ const json = async <T>(res: Response): Promise<T> => {
 }
 
 const scenarios: Record<string, unknown>[] = []
+/** Which job each delivery is about, from what the receiver was sent. */
+const jobOfDelivery = new Map<string, string>()
 try {
   const endpoint = await json<{ id: string }>(
     await call('/v1/webhooks', {
@@ -178,7 +180,6 @@ async function scenario(name: string, endpointId: string, fault: () => Promise<s
   return result
 }
 
-const jobOfDelivery = new Map<string, string>()
 function deliveryJob(d: Delivery): string | undefined {
   return jobOfDelivery.get(d.id)
 }

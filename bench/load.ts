@@ -93,9 +93,9 @@ try {
     )
   }
 
-  log(`waiting for ${jobIds.size} jobs to end…`)
+  log(`waiting for every job to end (${jobIds.size} accepted answers read)…`)
   const drainStarted = Date.now()
-  const jobs = await drain([...jobIds])
+  const jobs = await drain()
   const usage = (await (await call('/v1/usage')).json()) as { held: number; used: number }
   const byStatus: Record<string, number> = {}
   for (const job of jobs) byStatus[job.status] = (byStatus[job.status] ?? 0) + 1
@@ -121,6 +121,7 @@ try {
     saturation: saturationOf(results),
     after: {
       jobs: jobs.length,
+      acceptedAnswersRead: jobIds.size,
       byStatus,
       allTerminal,
       drainSeconds: Math.round((Date.now() - drainStarted) / 1000),
@@ -150,26 +151,38 @@ async function seedJobs(form: { body: Buffer; type: string }, n: number): Promis
     if (res.status !== 200 && res.status !== 202) throw new Error(`seed removal: ${res.status} ${await res.text()}`)
     ids.push(((await res.json()) as { id: string }).id)
   }
-  await drain(ids)
+  await drain()
   return ids
 }
 
-/** Reads every job until it is terminal (or the drain time is up); returns the last reads. */
-async function drain(ids: string[]): Promise<Array<{ id: string; status: string }>> {
-  const deadline = Date.now() + DRAIN_TIMEOUT_MS
-  const last = new Map<string, string>()
-  let open = ids
-  while (open.length && Date.now() < deadline) {
-    const next: string[] = []
-    for (const id of open) {
-      const job = (await (await call(`/v1/jobs/${id}`)).json()) as { status: string }
-      last.set(id, job.status)
-      if (!TERMINAL.includes(job.status)) next.push(id)
+/** Every job of the workspace, read through `GET /v1/jobs` page by page. */
+async function listAll(): Promise<Array<{ id: string; status: string }>> {
+  const jobs: Array<{ id: string; status: string }> = []
+  let cursor: string | null = null
+  do {
+    const query: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''
+    const page = (await (await call(`/v1/jobs?limit=100${query}`)).json()) as {
+      jobs: Array<{ id: string; status: string }>
+      nextCursor: string | null
     }
-    open = next
-    if (open.length) await sleep(2000)
+    jobs.push(...page.jobs)
+    cursor = page.nextCursor
+  } while (cursor)
+  return jobs
+}
+
+/**
+ * Waits until every job of the workspace is terminal (or the drain time is up) and returns them.
+ * The listing, not the ids the load saw: a removal cut off at a stage's end may have been accepted
+ * without its answer being read.
+ */
+async function drain(): Promise<Array<{ id: string; status: string }>> {
+  const deadline = Date.now() + DRAIN_TIMEOUT_MS
+  for (;;) {
+    const jobs = await listAll()
+    if (jobs.every((j) => TERMINAL.includes(j.status)) || Date.now() > deadline) return jobs
+    await sleep(2000)
   }
-  return ids.map((id) => ({ id, status: last.get(id) ?? 'unknown' }))
 }
 
 /** The first stage whose throughput grew by less than 10 % over the one before (null: none did). */
