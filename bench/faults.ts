@@ -194,10 +194,13 @@ async function batchInFlight(uploadIds: string[]): Promise<string[]> {
     }),
   )
   const ids = batch.jobs.map((j) => j.id)
+  let seen = ''
   await until(async () => {
     const jobs = await Promise.all(ids.map(async (id) => json<Job>(await call(`/v1/jobs/${id}`))))
+    seen = JSON.stringify(jobs.map((j) => [j.status, j.stage, j.error?.code]))
+    if (jobs.every((j) => TERMINAL.includes(j.status))) throw new Error(`the batch ended before the fault: ${seen}`)
     return jobs.some((j) => j.status === 'processing' && j.stage !== 'preparing')
-  }, 'a job of the batch to reach the model')
+  }, () => `a job of the batch to reach the model (jobs: ${seen})`)
   return ids
 }
 
@@ -257,10 +260,10 @@ async function upload(bytes: Uint8Array): Promise<string> {
   return created.id
 }
 
-async function until(probe: () => boolean | Promise<boolean>, what: string): Promise<void> {
+async function until(probe: () => boolean | Promise<boolean>, what: string | (() => string)): Promise<void> {
   const deadline = Date.now() + WAIT_MS
   while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`)
     await sleep(250)
   }
 }
