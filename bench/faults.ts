@@ -146,8 +146,18 @@ writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`)
 log(`wrote ${out}: ${passed ? 'every invariant held' : 'an invariant broke'}`)
 if (!passed) process.exitCode = 1
 
-/** Runs a fault, waits for its jobs and their deliveries to settle, and checks the invariants. */
+/** A scenario's result, or what stopped it (the report is written either way). */
 async function scenario(name: string, endpointId: string, fault: () => Promise<string[]>) {
+  try {
+    return await runScenario(name, endpointId, fault)
+  } catch (err) {
+    log(`${name} broke: ${String(err)}`)
+    return { name, error: String(err), invariants: { completed: false } }
+  }
+}
+
+/** Runs a fault, waits for its jobs and their deliveries to settle, and checks the invariants. */
+async function runScenario(name: string, endpointId: string, fault: () => Promise<string[]>) {
   log(`— ${name}`)
   const t0 = Date.now()
   const firstAttempt = receiver.attempts.length
@@ -195,12 +205,15 @@ async function batchInFlight(uploadIds: string[]): Promise<string[]> {
   )
   const ids = batch.jobs.map((j) => j.id)
   let seen = ''
-  await until(async () => {
-    const jobs = await Promise.all(ids.map(async (id) => json<Job>(await call(`/v1/jobs/${id}`))))
-    seen = JSON.stringify(jobs.map((j) => [j.status, j.stage, j.error?.code]))
-    if (jobs.every((j) => TERMINAL.includes(j.status))) throw new Error(`the batch ended before the fault: ${seen}`)
-    return jobs.some((j) => j.status === 'processing' && j.stage !== 'preparing')
-  }, () => `a job of the batch to reach the model (jobs: ${seen})`)
+  await until(
+    async () => {
+      const jobs = await Promise.all(ids.map(async (id) => json<Job>(await call(`/v1/jobs/${id}`))))
+      seen = JSON.stringify(jobs.map((j) => [j.status, j.stage, j.error?.code]))
+      if (jobs.every((j) => TERMINAL.includes(j.status))) throw new Error(`the batch ended before the fault: ${seen}`)
+      return jobs.some((j) => j.status === 'processing' && j.stage !== 'preparing')
+    },
+    () => `a job of the batch to reach the model (jobs: ${seen})`,
+  )
   return ids
 }
 
