@@ -2,13 +2,16 @@
  * `npm start`: local mode (DESIGN.md §1). Applies the D1 migrations, builds the web page (web/ →
  * web/dist, served by the Worker's static assets), seeds a development workspace with credits and
  * an API key on first run, starts the inference server and `wrangler dev`, and prints `Base URL: …`,
- * `Web page: …` and `API key: …`. Ctrl-C / SIGTERM stops both (exit 0); if either dies, the
- * other is stopped and this exits non-zero.
+ * `Web page: …` and `API key: …`. Ctrl-C / SIGTERM stops both (exit 0). An inference server that
+ * dies is restarted with backoff while the Worker stays up (scripts/lib/supervise.ts); if
+ * `wrangler dev` dies, the inference server is stopped and this exits non-zero.
  *
  * Environment: PORT (Worker, default 8787), INFERENCE_PORT (default 7071),
  * LOCAL_STATE_DIR (where wrangler keeps local D1/R2/Durable Objects, default .wrangler/state;
  * the end-to-end test points it at a temporary directory), DNS_RESOLVER_URL (the DNS-over-HTTPS
  * JSON endpoint the SSRF guard resolves names with; default wrangler.toml's public resolver).
+ * The Worker's inference deadlines and retries (INFERENCE_READY_TIMEOUT_MS, INFERENCE_DEADLINE_*,
+ * INFERENCE_MAX_ATTEMPTS, INFERENCE_RETRY_BASE_MS; src/services/deadlines.ts) pass through when set.
  * Secrets never go on a command line: they live in .wrangler/dev-secrets.json and .dev.vars.
  */
 import { createRequire } from 'node:module'
@@ -35,6 +38,7 @@ import {
   watchLaunchers,
   type Child,
 } from './lib/processes'
+import { supervise } from './lib/supervise'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const HOST = '127.0.0.1'
@@ -77,6 +81,21 @@ const log = (message: string) => process.stdout.write(`[start] ${message}\n`)
 const edgePort = portFromEnv('PORT', 8787)
 const inferencePort = portFromEnv('INFERENCE_PORT', 7071)
 const dnsResolverUrl = urlFromEnv('DNS_RESOLVER_URL')
+/** Worker settings passed on as `--var`s when set (faults tests and benchmarks shorten them). */
+const WORKER_TUNING = [
+  'INFERENCE_READY_TIMEOUT_MS',
+  'INFERENCE_DEADLINE_BASE_MS',
+  'INFERENCE_DEADLINE_PER_MP_MS',
+  'INFERENCE_DEADLINE_MAX_MS',
+  'INFERENCE_MAX_ATTEMPTS',
+  'INFERENCE_RETRY_BASE_MS',
+] as const
+const workerTuning = WORKER_TUNING.flatMap((name) => {
+  const raw = process.env[name]
+  if (raw === undefined || raw === '') return []
+  if (!/^\d+$/.test(raw)) fail(`Expected a whole number in ${name} but received ${JSON.stringify(raw)}`)
+  return ['--var', `${name}:${raw}`]
+})
 const stateDir = resolve(ROOT, process.env.LOCAL_STATE_DIR || '.wrangler/state')
 const secretsPath = join(ROOT, '.wrangler', 'dev-secrets.json')
 const devVarsPath = join(ROOT, '.dev.vars')
@@ -158,13 +177,16 @@ async function seed(): Promise<DevKeyState> {
 }
 
 const children: Child[] = []
+/** The inference server's current run (supervised: a new one after each restart). */
+let inferenceRun: Child | undefined
 let shuttingDown = false
 
 async function shutdown(code: number, reason: string): Promise<never> {
   if (!shuttingDown) {
     shuttingDown = true
     log(`${reason}; stopping…`)
-    await Promise.all(children.filter((c) => c.proc.pid).map((c) => stopChild(c)))
+    const running = [...children, ...(inferenceRun ? [inferenceRun] : [])]
+    await Promise.all(running.filter((c) => c.proc.pid).map((c) => stopChild(c)))
     log('stopped')
     process.exit(code)
   }
@@ -208,27 +230,28 @@ async function main(): Promise<void> {
   const key = await seed()
   if (aborter.signal.aborted) return
 
-  const inference = startChild(
-    'inference server',
-    '[inference]',
-    process.execPath,
-    ['--import', 'tsx', 'src/main.ts'],
-    {
-      cwd: join(ROOT, 'inference-server'),
-      env: { ...childEnv, PORT: String(inferencePort), HOST, INFERENCE_SIGNING_KEY: secrets.INFERENCE_SIGNING_KEY },
+  const inferenceReadyUrl = `http://${HOST}:${inferencePort}/health/ready`
+  let firstRun: (child: Child) => void = () => {}
+  const inferenceStarted = new Promise<Child>((resolve) => (firstRun = resolve))
+  void supervise({
+    name: 'inference server',
+    start: () =>
+      startChild('inference server', '[inference]', process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        cwd: join(ROOT, 'inference-server'),
+        env: { ...childEnv, PORT: String(inferencePort), HOST, INFERENCE_SIGNING_KEY: secrets.INFERENCE_SIGNING_KEY },
+      }),
+    ready: (child) => waitForOk(inferenceReadyUrl, child, INFERENCE_READY_TIMEOUT_MS, aborter.signal),
+    onStart: (child) => {
+      inferenceRun = child // the one a shutdown stops; earlier runs have exited
+      log(`inference server started (pid ${child.proc.pid})`)
+      firstRun(child)
     },
-  )
-  children.push(inference)
-  watch(inference)
+    stopping: () => shuttingDown,
+    log,
+  })
+  const inference = await inferenceStarted
   log(`waiting for the inference server on http://${HOST}:${inferencePort} (model load takes a few seconds)…`)
-  if (
-    !(await waitForOk(
-      `http://${HOST}:${inferencePort}/health/ready`,
-      inference,
-      INFERENCE_READY_TIMEOUT_MS,
-      aborter.signal,
-    ))
-  ) {
+  if (!(await waitForOk(inferenceReadyUrl, inference, INFERENCE_READY_TIMEOUT_MS, aborter.signal))) {
     if (!shuttingDown) await shutdown(1, 'the inference server did not become ready')
     return
   }
@@ -251,6 +274,7 @@ async function main(): Promise<void> {
       `INFERENCE_URL:http://${HOST}:${inferencePort}`,
       // Unset: wrangler.toml's DNS_RESOLVER_URL (the production default) applies.
       ...(dnsResolverUrl ? ['--var', `DNS_RESOLVER_URL:${dnsResolverUrl}`] : []),
+      ...workerTuning,
       '--show-interactive-dev-session=false',
     ],
     { cwd: ROOT, env: childEnv },
@@ -275,7 +299,7 @@ async function main(): Promise<void> {
       `  JOB=$(curl -s -H "Authorization: Bearer $KEY" -H "Idempotency-Key: $(date +%s%N)" -H 'Prefer: wait=8' -H 'Expect:' -F image=@photo.jpg -F 'options={"quality":"balanced","alpha":{"mode":"raw","feather":0},"output":"cutout"}' $BASE/v1/removals)`,
       `  curl -s -o cutout.png "$BASE$(echo "$JOB" | node -pe 'JSON.parse(require("fs").readFileSync(0)).result.url')"`,
       '',
-      'Ctrl-C stops both servers.',
+      'Ctrl-C stops both servers. An inference server that dies is restarted; the Worker stays up.',
       '',
     ].join('\n'),
   )

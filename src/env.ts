@@ -20,6 +20,11 @@ declare global {
       /** Overrides for tests: milliseconds between inference retries and how many. */
       INFERENCE_RETRY_BASE_MS?: string
       INFERENCE_MAX_ATTEMPTS?: string
+      /** Inference deadlines (src/services/deadlines.ts); unset means the production defaults. */
+      INFERENCE_READY_TIMEOUT_MS?: string
+      INFERENCE_DEADLINE_BASE_MS?: string
+      INFERENCE_DEADLINE_PER_MP_MS?: string
+      INFERENCE_DEADLINE_MAX_MS?: string
     }
   }
 }

@@ -23,9 +23,14 @@ export interface InferenceServer {
 }
 
 /** Spawns the inference server and waits for `/health/ready`. */
-export async function startInference(env: Record<string, string> = {}, verbose = false): Promise<InferenceServer> {
-  const port = await freePort()
-  const signingKey = randomBytes(32).toString('base64url')
+export async function startInference(
+  env: Record<string, string> = {},
+  verbose = false,
+  /** A restart: the same port and key as the run it replaces. */
+  again?: { port: number; signingKey: string },
+): Promise<InferenceServer> {
+  const port = again?.port ?? (await freePort())
+  const signingKey = again?.signingKey ?? randomBytes(32).toString('base64url')
   const child = startChild(
     'inference',
     process.execPath,
@@ -50,6 +55,16 @@ export interface ApiStack {
   apiKey: string
   child: Child
   stop(): Promise<void>
+  /** Stops `wrangler dev` and starts it again on the same port and state (what a developer's restart does). */
+  restart(): Promise<void>
+}
+
+export interface ApiOptions {
+  /** More Worker vars (deadlines, rate limits) for this run. */
+  vars?: Record<string, string>
+  /** Scopes of the seeded key (default images:write, jobs:read). */
+  scopes?: string[]
+  verbose?: boolean
 }
 
 async function wrangler(args: string[]): Promise<string> {
@@ -64,7 +79,12 @@ async function wrangler(args: string[]): Promise<string> {
 /**
  * `wrangler dev` against `inference`, with fresh local state and a seeded API key (10,000 credits).
  */
-export async function startApi(inference: InferenceServer, verbose = false): Promise<ApiStack> {
+export async function startApi(inference: InferenceServer, options: ApiOptions | boolean = {}): Promise<ApiStack> {
+  const {
+    vars: extraVars = {},
+    scopes: keyScopes = ['images:write', 'jobs:read'],
+    verbose = false,
+  } = typeof options === 'boolean' ? { verbose: options } : options
   const state = `${ROOT}bench/.state/wrangler`
   rmSync(state, { recursive: true, force: true })
   mkdirSync(state, { recursive: true })
@@ -74,7 +94,7 @@ export async function startApi(inference: InferenceServer, verbose = false): Pro
   const apiKey = `sk_live_${randomBytes(32).toString('base64url')}`
   const hash = createHash('sha256').update(apiKey).digest('hex')
   const periodEnd = new Date(Date.now() + 30 * 86_400_000).toISOString()
-  const scopes = JSON.stringify(['images:write', 'jobs:read'])
+  const scopes = JSON.stringify(keyScopes)
   await wrangler([
     'd1',
     'execute',
@@ -99,6 +119,7 @@ export async function startApi(inference: InferenceServer, verbose = false): Pro
     RESULT_SIGNING_KEY: randomBytes(32).toString('base64url'),
     DATA_ENCRYPTION_KEY: randomBytes(32).toString('base64url'),
     SSRF_ALLOWLIST: '127.0.0.1',
+    ...extraVars,
   }
   const args = [
     WRANGLER,
@@ -115,11 +136,24 @@ export async function startApi(inference: InferenceServer, verbose = false): Pro
     'warn',
   ]
   for (const [name, value] of Object.entries(vars)) args.push('--var', `${name}:${value}`)
-  const child = startChild('wrangler', process.execPath, args, { ...process.env, ...QUIET_WRANGLER }, verbose)
   const url = `http://127.0.0.1:${port}`
-  await waitForOk(`${url}/health/live`, child, 120_000).catch(async (err) => {
-    await stopChild(child)
-    throw err
-  })
-  return { url, apiKey, child, stop: () => stopChild(child) }
+  const launch = async () => {
+    const child = startChild('wrangler', process.execPath, args, { ...process.env, ...QUIET_WRANGLER }, verbose)
+    await waitForOk(`${url}/health/live`, child, 120_000).catch(async (err) => {
+      await stopChild(child)
+      throw err
+    })
+    return child
+  }
+  const stack: ApiStack = {
+    url,
+    apiKey,
+    child: await launch(),
+    stop: () => stopChild(stack.child),
+    async restart() {
+      await stopChild(stack.child)
+      stack.child = await launch()
+    },
+  }
+  return stack
 }

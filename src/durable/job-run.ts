@@ -22,7 +22,14 @@ import { putHashed } from '../lib/storage'
 import { iso } from '../lib/time'
 import { completeBatchIfDone } from '../services/batches'
 import { publishEvent } from '../services/events'
-import { type CallOutcome, InferenceClient, InferenceFailure, receiveAnswer } from '../services/inference'
+import { callDeadlineMs, callWork, deadlineConfig, untilAborted } from '../services/deadlines'
+import {
+  type CallOutcome,
+  deadlinePassed,
+  InferenceClient,
+  InferenceFailure,
+  receiveAnswer,
+} from '../services/inference'
 import { finishJobStatements, type JobStart, RESULT_RETENTION_MS, type TerminalStatus } from '../services/jobs'
 
 export type { JobStart }
@@ -36,6 +43,8 @@ interface JobState extends JobStart {
   wrappedUp?: boolean
   /** Set once an internal kind's project event is logged. */
   reported?: boolean
+  /** The server whose call ran past its deadline: the next attempt asks it last. */
+  avoidUrl?: string
 }
 
 const TERMINAL: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled'])
@@ -155,7 +164,7 @@ export class JobRun extends DurableObject<Env> {
       }
     }
     // Asked on every attempt: the work goes to the server that answered ready.
-    const readiness = await client.ready()
+    const readiness = await client.ready(state.avoidUrl)
     if (readiness.state !== 'ready') return this.#waitForCapacity(state, readiness.state, readiness.retryAfter)
     const starting = state.status === 'queued'
     await this.#advance(
@@ -176,12 +185,21 @@ export class JobRun extends DurableObject<Env> {
     if (this.#endedElsewhere()) throw new JobEnded() // canceled while the parts were read: send nothing
     const abort = new AbortController()
     this.#abort = abort
+    // A frozen server holds the call open forever: past its deadline the call is aborted and the
+    // attempt counts as a lost server (retried elsewhere, or the job fails processor_unavailable).
+    const deadlineMs = callDeadlineMs(deadlineConfig(this.env), callWork(parts, kind.workScale?.(state.input)))
+    const deadline = AbortSignal.timeout(deadlineMs)
+    const signal = AbortSignal.any([abort.signal, deadline])
     let outcome: CallOutcome
     try {
-      const answer = await client.call(readiness.url, kind.route, parts, abort.signal)
-      outcome = await this.#receive(state, kind, job, answer)
+      const answer = await client.call(readiness.url, kind.route, parts, signal)
+      outcome = await untilAborted(this.#receive(state, kind, job, answer), signal)
     } catch (err) {
       if (err instanceof JobEnded) throw err
+      if (deadline.aborted && !abort.signal.aborted) {
+        state.avoidUrl = readiness.url
+        return this.#onInferenceError(state, deadlinePassed(deadlineMs), false)
+      }
       return this.#onInferenceError(state, err, abort.signal.aborted)
     } finally {
       this.#abort = null

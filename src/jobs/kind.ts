@@ -9,6 +9,7 @@ import type { OutputFrame } from '../contract/frames'
 import type { Env } from '../env'
 import type { ErrorCode } from '../errors'
 import type { ProjectEventType } from '../lib/events'
+import { MAX_PIXELS, SNIFF_BYTES, sniffImage } from '../lib/image-sniff'
 import type { RequestPart, StoredOutput } from '../services/inference'
 
 export type { StoredOutput }
@@ -34,6 +35,11 @@ export interface JobKind<Input> {
   holdsCredit: boolean
   /** The request's parts: options and the sources, read from R2 as streams. */
   parts(env: Env, job: KindJob<Input>): Promise<RequestPart[]>
+  /**
+   * How heavy one megapixel of this job's input is, against a balanced removal (1): its inference
+   * call's deadline scales with it (src/services/deadlines.ts). Default 1.
+   */
+  workScale?(input: Input): number
   /** The R2 key of an output (null: not kept). The output named `result` becomes the job's result. */
   outputKey(job: KindJob<Input>, output: OutputFrame): string | null
   /**
@@ -72,9 +78,29 @@ export class SourceMissing extends JobRejected {
   }
 }
 
-/** Reads a stored source as a request part. */
+/** Reads a stored source as a request part, with the pixels its header declares. */
 export async function sourcePart(env: Env, name: string, source: StoredSource): Promise<RequestPart> {
+  const pixels = await headerPixels(env.BUCKET, source.key)
   const object = await env.BUCKET.get(source.key)
   if (!object) throw new SourceMissing(`The source image ${name} is missing`)
-  return { name, type: 'application/octet-stream', length: source.size, sha256: source.sha256, body: object.body }
+  return {
+    name,
+    type: 'application/octet-stream',
+    length: source.size,
+    sha256: source.sha256,
+    body: object.body,
+    pixels,
+  }
+}
+
+/**
+ * The pixels a stored image's header declares, read from its head (a ranged read: every kind of
+ * source — upload, multipart, URL, a revision's mask — lands in R2 without its size noted). An
+ * image whose header does not say counts as the largest allowed, so its deadline is never short.
+ */
+async function headerPixels(bucket: R2Bucket, key: string): Promise<number> {
+  const head = await bucket.get(key, { range: { offset: 0, length: SNIFF_BYTES } })
+  if (!head) return MAX_PIXELS
+  const sniffed = sniffImage(new Uint8Array(await head.arrayBuffer()))
+  return sniffed?.width && sniffed.height ? sniffed.width * sniffed.height : MAX_PIXELS
 }

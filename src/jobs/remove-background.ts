@@ -7,6 +7,9 @@ import { jsonPart } from '../contract/signing'
 import type { RemovalOptions, RemoveRequest } from '../contract/options'
 import { type JobKind, type StoredSource, sourcePart } from './kind'
 
+/** How heavy each level is against `balanced` (its call's deadline scales with it). */
+const QUALITY_SCALE: Record<RemovalOptions['quality'], number> = { fast: 1, balanced: 1, high: 2 }
+
 export interface RemoveBackgroundInput {
   source: StoredSource
   options: RemovalOptions
@@ -21,5 +24,7 @@ export const removeBackground: JobKind<RemoveBackgroundInput> = {
     const options: RemoveRequest = { ...input.options, ...(input.maxPixels ? { maxPixels: input.maxPixels } : {}) }
     return [await jsonPart('options', options), await sourcePart(env, 'image', input.source)]
   },
+  // `high` refines the edge and decontaminates colour after the model; `fast` runs it smaller.
+  workScale: ({ options }) => QUALITY_SCALE[options.quality],
   outputKey: ({ jobId }) => `results/${jobId}.png`,
 }

@@ -26,5 +26,7 @@ export const virtualTryOn: JobKind<VirtualTryOnInput> = {
       await sourcePart(env, 'garment', input.garment),
     ]
   },
+  // Up to three model runs (DESIGN.md §4: a try-on at 1 MP in ≤ 3 model runs' time).
+  workScale: () => 3,
   outputKey: ({ jobId }, output) => (output.name === 'result' ? `results/${jobId}.png` : null),
 }

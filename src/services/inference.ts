@@ -11,8 +11,8 @@ import { CLIENT_ERROR_CODES, INFERENCE_ERRORS, isInferenceErrorCode } from '../c
 import { type ErrorFrame, type Notice, type OutputFrame, readFrames } from '../contract/frames'
 import type { InferenceStage } from '../contract/stages'
 import { type PartManifest, signInferenceToken } from '../contract/signing'
+import { DEADLINE_DEFAULTS, type DeadlineEnv, deadlineConfig } from './deadlines'
 
-const READY_TIMEOUT_MS = 5_000
 const INSPECT_TIMEOUT_MS = 60_000
 
 export interface ImageInfo {
@@ -53,13 +53,19 @@ export class InferenceFailure extends Error {
   }
 }
 
-/** One part of a request: its manifest entry and its bytes (a stored object's stream, or bytes at hand). */
-export type RequestPart = PartManifest & { body: ReadableStream<Uint8Array> | Uint8Array }
+/**
+ * One part of a request: its manifest entry and its bytes (a stored object's stream, or bytes at
+ * hand); an image part also says how many pixels its header declares, when it does (the call's
+ * deadline scales with them).
+ */
+export type RequestPart = PartManifest & { body: ReadableStream<Uint8Array> | Uint8Array; pixels?: number }
 
 export interface InferenceClientConfig {
   urls: string[]
   signingKey: string
   fetchImpl?: typeof fetch
+  /** How long a readiness check may take before the server counts as down (default 5 s). */
+  readyTimeoutMs?: number
 }
 
 export class InferenceClient {
@@ -73,29 +79,39 @@ export class InferenceClient {
     this.#fetch = config.fetchImpl ?? ((input, init) => fetch(input, init))
   }
 
-  static fromEnv(env: { INFERENCE_URL: string; INFERENCE_SIGNING_KEY: string }): InferenceClient {
+  static fromEnv(env: { INFERENCE_URL: string; INFERENCE_SIGNING_KEY: string } & DeadlineEnv): InferenceClient {
     const urls = env.INFERENCE_URL.split(',')
       .map((u) => u.trim().replace(/\/$/, ''))
       .filter(Boolean)
-    return new InferenceClient({ urls, signingKey: env.INFERENCE_SIGNING_KEY })
+    const { readyTimeoutMs } = deadlineConfig(env)
+    return new InferenceClient({ urls, signingKey: env.INFERENCE_SIGNING_KEY, readyTimeoutMs })
   }
 
   /**
    * Whether a server can take work now (and which), is busy, or cannot be reached at all. Servers
-   * are asked in a random order, so load spreads; the first that answers ready wins. A server that
-   * accepts the connection but is slow to answer is busy (its event loop is running a model), not
-   * gone: only a refused connection or a non-answer that is not a timeout counts as unavailable.
+   * are asked in a random order, so load spreads; the first that answers ready wins. `avoid` (a
+   * server whose last call ran past its deadline) is asked last, so a retry goes elsewhere when
+   * anywhere else can take it.
+   *
+   * The model runs off the server's event loop, so readiness answers at once even while it works:
+   * a check that does not answer within the bound is a frozen or wedged server, and counts as down
+   * (before issue 15 it counted as busy, and a frozen server kept jobs waiting and accepted new
+   * ones). A server still loading its model (a restart) is busy: it will be ready in seconds.
    */
-  async ready(): Promise<Readiness> {
+  async ready(avoid?: string): Promise<Readiness> {
     let best: Readiness = { state: 'unavailable', retryAfter: 5 }
-    for (const url of shuffled(this.#config.urls)) {
+    const timeout = this.#config.readyTimeoutMs ?? DEADLINE_DEFAULTS.readyTimeoutMs
+    const order = shuffled(this.#config.urls).sort((a, b) => Number(a === avoid) - Number(b === avoid))
+    for (const url of order) {
       try {
-        const res = await this.#fetch(`${url}/health/ready`, { signal: AbortSignal.timeout(READY_TIMEOUT_MS) })
+        const res = await this.#fetch(`${url}/health/ready`, { signal: AbortSignal.timeout(timeout) })
         const body = (await res.json().catch(() => ({}))) as { status?: string; modelVersion?: string }
         if (res.ok && body.status !== 'saturated') return { state: 'ready', modelVersion: body.modelVersion, url }
-        if (body.status === 'saturated') best = { state: 'saturated', retryAfter: retryAfterOf(res) ?? 1 }
-      } catch (err) {
-        if (isTimeout(err)) best = { state: 'saturated', retryAfter: 1 }
+        if (body.status === 'saturated' || body.status === 'loading') {
+          best = { state: 'saturated', retryAfter: retryAfterOf(res) ?? 1 }
+        }
+      } catch {
+        // Refused, reset, or no answer within the bound: this server is down; ask the next.
       }
     }
     return best
@@ -104,8 +120,17 @@ export class InferenceClient {
   /** Validates a whole image and returns its upright size and type. */
   async inspect(image: RequestPart): Promise<ImageInfo> {
     const readiness = await this.ready()
-    const res = await this.call(readiness.url, '/v1/inspect', [image], AbortSignal.timeout(INSPECT_TIMEOUT_MS))
-    return (await res.json()) as ImageInfo
+    if (readiness.state !== 'ready') {
+      throw new InferenceFailure('processor_unavailable', 'No inference server can inspect the image now', 503, true)
+    }
+    const signal = AbortSignal.timeout(INSPECT_TIMEOUT_MS)
+    try {
+      const res = await this.call(readiness.url, '/v1/inspect', [image], signal)
+      return (await res.json()) as ImageInfo
+    } catch (err) {
+      if (signal.aborted) throw deadlinePassed(INSPECT_TIMEOUT_MS)
+      throw err
+    }
   }
 
   /**
@@ -175,6 +200,16 @@ function shuffled<T>(items: T[]): T[] {
     ;[out[i], out[j]] = [out[j], out[i]]
   }
   return out
+}
+
+/** A call that ran past its deadline: the server is taken as lost, and the call may be retried elsewhere. */
+export function deadlinePassed(ms: number): InferenceFailure {
+  return new InferenceFailure(
+    'processor_unavailable',
+    `The inference server did not finish within the call's deadline of ${ms} ms`,
+    504,
+    true,
+  )
 }
 
 function isTimeout(err: unknown): boolean {

@@ -5,7 +5,7 @@
  */
 import { createServer, request, type Server, type ServerResponse } from 'node:http'
 
-export type ProxyMode = 'normal' | 'down' | 'die-on-remove' | 'saturated' | 'hold-remove' | 'hold-output'
+export type ProxyMode = 'normal' | 'down' | 'die-on-remove' | 'saturated' | 'hold-remove' | 'hold-output' | 'frozen'
 
 /** Where an answer's first output frame begins (docs/inference-protocol.md). */
 const OUTPUT_FRAME = Buffer.from('{"type":"output"')
@@ -18,6 +18,8 @@ export interface ProxyStats {
   saturatedAnswers: number
   /** Removals held unanswered ('hold-remove'). */
   heldCalls: number
+  /** Requests of any kind taken and never answered ('frozen', like a SIGSTOPped server). */
+  frozenRequests: number
   /** Held removals whose client went away before an answer: the Worker aborted the call. */
   abortedCalls: number
   /**
@@ -82,18 +84,27 @@ export function startInferenceProxy(port: number, upstreamPort: number): Promise
     removeCalls: 0,
     saturatedAnswers: 0,
     heldCalls: 0,
+    frozenRequests: 0,
     abortedCalls: 0,
     setMode(mode) {
       for (const res of held) res.destroy()
       held.clear()
       proxy.releaseHeld()
-      Object.assign(proxy, { mode, removeCalls: 0, saturatedAnswers: 0, heldCalls: 0, abortedCalls: 0 })
+      Object.assign(proxy, {
+        mode,
+        removeCalls: 0,
+        saturatedAnswers: 0,
+        heldCalls: 0,
+        frozenRequests: 0,
+        abortedCalls: 0,
+      })
     },
     stats: () => ({
       mode: proxy.mode,
       removeCalls: proxy.removeCalls,
       saturatedAnswers: proxy.saturatedAnswers,
       heldCalls: proxy.heldCalls,
+      frozenRequests: proxy.frozenRequests,
       abortedCalls: proxy.abortedCalls,
       held: heldAtOutput.length,
     }),
@@ -113,6 +124,13 @@ export function startInferenceProxy(port: number, upstreamPort: number): Promise
       // Read part of the upload, then vanish the way a crashed process does.
       req.once('data', () => req.socket.destroy())
       req.once('end', () => req.socket.destroy())
+      return
+    }
+    if (proxy.mode === 'frozen') {
+      // The kernel still accepts connections for a stopped process; nothing ever answers.
+      proxy.frozenRequests += 1
+      held.add(res)
+      res.once('close', () => held.delete(res))
       return
     }
     if (proxy.mode === 'hold-remove' && isRemove) {

@@ -39,10 +39,12 @@ function processesUsing(dir: string): number[] {
   return pids
 }
 
-export async function startLocalStack(): Promise<LocalStack> {
+/** `extraEnv`: settings for `npm start` (e.g. the Worker's inference deadlines, which it passes on). */
+export async function startLocalStack(extraEnv: Record<string, string> = {}): Promise<LocalStack> {
   const stateDir = mkdtempSync(join(tmpdir(), 'cutout-client-e2e-'))
   const env = {
     ...process.env,
+    ...extraEnv,
     PORT: String(await freePort()),
     INFERENCE_PORT: String(await freePort()),
     LOCAL_STATE_DIR: stateDir,

@@ -63,3 +63,38 @@ describe('when the inference server is unavailable', () => {
     expect(await usage(key)).toMatchObject({ held: 0, used: 1 })
   })
 })
+
+// A frozen server (SIGSTOP, a wedged process) still has its socket accepted by the kernel and
+// never answers. Readiness that does not answer within INFERENCE_READY_TIMEOUT_MS (5 s here, the
+// production default) counts as down. The deadline of a call in flight is tested end to end
+// against a real SIGSTOPped inference server (test/e2e/faults.test.ts), where deadlines are short.
+describe('when the inference server is frozen (connections accepted, nothing answered)', () => {
+  it('/health/ready says unavailable and a new removal is 503, nothing held', async () => {
+    const { key } = await seedWorkspace({ credits: 3 })
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    await setInferenceMode('frozen')
+    const ready = await api('/health/ready')
+    expect(ready.status).toBe(503)
+    expect(await ready.json()).toMatchObject({ status: 'unavailable', checks: { d1: 'ok', inference: 'unavailable' } })
+    const res = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })
+    const body = await expectProblem(res, 503, 'processor_unavailable')
+    expect(body.retryable).toBe(true)
+    expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 3 })
+    expect((await inferenceStats()).frozenRequests).toBeGreaterThanOrEqual(2)
+  })
+
+  it('a waiting job fails processor_unavailable instead of waiting for as long as it hangs', async () => {
+    const { key } = await seedWorkspace({ credits: 3 })
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    // Accepted while the server says "busy", so the job is queued and keeps asking.
+    await setInferenceMode('saturated')
+    const job = (await (await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })).json()) as { id: string }
+    await waitFor(async () => (await inferenceStats()).saturatedAnswers >= 2, 'the job to be told saturated')
+    expect((await usage(key)).held).toBe(1)
+    await setInferenceMode('frozen')
+    // A busy server may keep a job waiting up to 15 minutes; a frozen one spends its attempts.
+    const final = await waitForStatus(key, job.id, TERMINAL)
+    expect(final).toMatchObject({ status: 'failed', error: { code: 'processor_unavailable' }, result: null })
+    expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 3 })
+  })
+})

@@ -123,6 +123,8 @@ export interface ProxyStats {
   removeCalls: number
   saturatedAnswers: number
   heldCalls: number
+  /** Requests taken and never answered ('frozen'). */
+  frozenRequests: number
   abortedCalls: number
   /** Answers held at their output ('hold-output'). */
   held: number
@@ -130,11 +132,12 @@ export interface ProxyStats {
 
 /**
  * Switches the test proxy in front of the inference server (test/helpers/inference-proxy.ts) and
- * resets its counters. 'hold-remove' takes removals and never answers them;
+ * resets its counters. 'hold-remove' takes removals and never answers them; 'frozen' takes every
+ * request (readiness too) and never answers, like a SIGSTOPped server;
  * 'hold-output' forwards an answer up to its output and holds the rest until released.
  */
 export async function setInferenceMode(
-  mode: 'normal' | 'down' | 'die-on-remove' | 'saturated' | 'hold-remove' | 'hold-output',
+  mode: 'normal' | 'down' | 'die-on-remove' | 'saturated' | 'hold-remove' | 'hold-output' | 'frozen',
 ) {
   const res = await fetch(`${env.FIXTURE_ORIGIN}/control/inference?mode=${mode}`, { method: 'POST' })
   return (await res.json()) as ProxyStats

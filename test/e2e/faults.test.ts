@@ -1,0 +1,148 @@
+/**
+ * Faults of the inference server under `npm start`, end to end against the real model (issue 15
+ * items 1 and 2): killed mid-job, it is restarted by the supervisor while the Worker stays up, and
+ * the job in flight succeeds on a retry; frozen mid-job (SIGSTOP), the call is aborted at its
+ * deadline and the job fails `processor_unavailable` with its hold released, readiness says
+ * unavailable and new jobs are refused, until SIGCONT.
+ *
+ * Deadlines are shortened through `npm start`'s pass-through variables so the frozen case ends
+ * in about a minute: a call may take 10 s + 2 s per megapixel (the 0.26 MP photo counts as one),
+ * a readiness check 1 s.
+ */
+import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type LocalStack, startLocalStack } from '../helpers/local-stack'
+
+const PNG = readFileSync(new URL('../fixtures/astronaut.png', import.meta.url))
+const OPTIONS = { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' } as const
+const DEADLINE_MS = 12_000
+const STACK_ENV = {
+  INFERENCE_DEADLINE_BASE_MS: '10000',
+  INFERENCE_DEADLINE_PER_MP_MS: '2000',
+  INFERENCE_READY_TIMEOUT_MS: '1000',
+}
+/** After the deadline: up to 5 more attempts, each a 1 s readiness check and a backoff of at most 16 s. */
+const RETRIES_MS = 5 * 1000 + (1 + 2 + 4 + 8 + 16) * 1000
+/** Generous, for a machine four times slower and busy; a stuck job fails with its state. */
+const JOB_TIMEOUT_MS = 150_000
+const TERMINAL = ['succeeded', 'failed', 'canceled']
+
+let stack: LocalStack
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+beforeAll(async () => {
+  stack = await startLocalStack(STACK_ENV)
+})
+
+afterAll(async () => {
+  await stack?.stop()
+})
+
+function api(path: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers)
+  headers.set('Authorization', `Bearer ${stack.apiKey}`)
+  return fetch(new URL(path, stack.baseUrl), { ...init, headers })
+}
+
+function submit(): Promise<Response> {
+  const form = new FormData()
+  form.append('image', new Blob([PNG], { type: 'image/png' }), 'astronaut.png')
+  form.append('options', JSON.stringify(OPTIONS))
+  return api('/v1/removals', { method: 'POST', headers: { 'Idempotency-Key': randomUUID() }, body: form })
+}
+
+/** Resolves once the job's event stream reports `stage`: the model is then running on the server. */
+async function reachedStage(jobId: string, stage: string): Promise<void> {
+  const res = await api(`/v1/jobs/${jobId}/events`)
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
+  let text = ''
+  while (!text.includes(`"stage":"${stage}"`)) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`the job ended without reaching ${stage}:\n${text}`)
+    text += value
+  }
+  await reader.cancel()
+}
+
+async function finalJob(jobId: string) {
+  const deadline = Date.now() + JOB_TIMEOUT_MS
+  for (;;) {
+    const job = (await (await api(`/v1/jobs/${jobId}`)).json()) as {
+      status: string
+      completedAt: string | null
+      error: { code: string } | null
+    }
+    if (TERMINAL.includes(job.status)) return job
+    if (Date.now() > deadline) throw new Error(`job ${jobId} still ${job.status}: ${JSON.stringify(job)}`)
+    await sleep(1000)
+  }
+}
+
+/** The pid of the inference server's current run, as `npm start` logs it. */
+function inferencePid(): number {
+  const pids = [...stack.output().matchAll(/inference server started \(pid (\d+)\)/g)]
+  if (!pids.length) throw new Error(`no inference pid logged:\n${stack.output()}`)
+  return Number(pids.at(-1)![1])
+}
+
+async function usage() {
+  return (await (await api('/v1/usage')).json()) as { held: number; used: number }
+}
+
+describe('npm start supervises the inference server', () => {
+  it('restarts it when it dies mid-job; the Worker stays up and the job in flight succeeds', async () => {
+    const res = await submit()
+    expect(res.status).toBe(202)
+    const job = (await res.json()) as { id: string }
+    await reachedStage(job.id, 'segmenting')
+    const killed = inferencePid()
+    process.kill(killed, 'SIGKILL')
+
+    const final = await finalJob(job.id)
+    expect(final, JSON.stringify(final)).toMatchObject({ status: 'succeeded', error: null })
+    expect(stack.output()).toMatch(/\[start\] inference server exited with code 137; restarting in \d+\.\d s/)
+    expect(stack.output()).toMatch(/\[start\] inference server is back: ready/)
+    expect(inferencePid()).not.toBe(killed)
+    expect((await fetch(new URL('/health/ready', stack.baseUrl))).status).toBe(200)
+    expect((await usage()).held).toBe(0)
+  })
+})
+
+describe('a frozen inference server (SIGSTOP)', () => {
+  it('fails the job in flight at its deadline with its hold released, and refuses new jobs', async () => {
+    const before = await usage()
+    const res = await submit()
+    expect(res.status).toBe(202)
+    const job = (await res.json()) as { id: string }
+    await reachedStage(job.id, 'segmenting')
+    const frozen = inferencePid()
+    process.kill(frozen, 'SIGSTOP')
+    const frozenAt = Date.now()
+    try {
+      const ready = await fetch(new URL('/health/ready', stack.baseUrl))
+      expect(ready.status).toBe(503)
+      expect(await ready.json()).toMatchObject({ checks: { inference: 'unavailable' } })
+      const refused = await submit()
+      expect(refused.status).toBe(503)
+      expect(refused.headers.get('retry-after')).toBeTruthy()
+
+      const final = await finalJob(job.id)
+      expect(final, JSON.stringify(final)).toMatchObject({ status: 'failed', error: { code: 'processor_unavailable' } })
+      // Before deadlines the job stayed `processing` for as long as the server hung.
+      const endedAfter = Date.parse(final.completedAt!) - frozenAt
+      expect(endedAfter).toBeLessThan(DEADLINE_MS + RETRIES_MS + 10_000)
+      expect(await usage()).toMatchObject({ held: 0, used: before.used })
+    } finally {
+      process.kill(frozen, 'SIGCONT')
+    }
+    // Thawed, the same server takes work again.
+    const deadline = Date.now() + 30_000
+    while ((await fetch(new URL('/health/ready', stack.baseUrl))).status !== 200 && Date.now() < deadline) {
+      await sleep(500)
+    }
+    const again = (await (await submit()).json()) as { id: string }
+    expect((await finalJob(again.id)).status).toBe('succeeded')
+    expect((await usage()).held).toBe(0)
+  })
+})
