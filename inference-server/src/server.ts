@@ -117,12 +117,18 @@ export function createApp({
     c.json({ code: 'not_found', message: `No route for ${c.req.method} ${c.req.path}`, retryable: false }, 404),
   )
 
+  // @hono/node-server makes a request's AbortSignal lazily and aborts only one that exists when the
+  // connection closes: make it first, so a caller that leaves while its request waits is noticed.
+  app.use('/v1/*', async (c, next) => {
+    void c.req.raw.signal
+    await next()
+  })
+
   app.get('/health/live', (c) => c.json({ status: 'ok' }))
   app.get('/health/ready', (c) => {
     const segmenter = model.current
     if (!segmenter) return c.json({ status: 'loading' }, 503)
-    const { running, queued, concurrency, queueLimit } = limiter.stats
-    const body = { modelVersion: segmenter.version, running, queued, concurrency, queueLimit }
+    const body = { modelVersion: segmenter.version, ...limiter.stats }
     // Saturated: the next request would be refused. 503 + Retry-After like that refusal; the edge
     // reads `status: "saturated"` as "busy, keep the job queued" rather than "unavailable".
     if (limiter.saturated) {
@@ -153,7 +159,7 @@ export function createApp({
 
   app.post('/v1/inspect', limitBody, async (c) => {
     const { parts } = await signed(c)
-    return c.json(await limiter.run(() => inspectImage(requirePart(parts, 'image'))))
+    return c.json(await limiter.run(() => inspectImage(requirePart(parts, 'image')), c.req.raw.signal))
   })
 
   app.post('/v1/remove', limitBody, async (c) => {

@@ -2,7 +2,12 @@
  * A job route's answer (docs/inference-protocol.md "Job answers"): a slot is taken first (a full
  * queue is still a plain 503 with Retry-After), then the answer starts at once and carries a
  * frame per stage as the work passes it, the outputs, and `done` — or an `error` frame when the
- * work fails after the answer began. The slot is freed when the work ends, whatever the client does.
+ * work fails after the answer began. The slot is freed when the work ends.
+ *
+ * The caller may go away (the edge aborts a call past its deadline, or on cancel): a request still
+ * waiting for a slot then leaves the queue without running, and running work stops at its next
+ * step boundary (a stage or an output), so nothing is encoded or sent for nobody. The model
+ * thread's run itself cannot be stopped; the steps after it can.
  */
 import type { Context } from 'hono'
 import {
@@ -17,7 +22,7 @@ import type { InferenceStage } from '../../src/contract/stages.js'
 import { InferenceError, toInferenceError } from './errors.js'
 import type { Limiter } from './limiter.js'
 
-/** What a job's work writes to its answer. */
+/** What a job's work writes to its answer. Each call is a step boundary: it throws once the caller has gone. */
 export interface JobOutput {
   stage(stage: InferenceStage): void
   output(frame: Omit<OutputFrame, 'type' | 'length'>, bytes: Uint8Array): void
@@ -26,6 +31,14 @@ export interface JobOutput {
 export interface JobSummary {
   warnings: Notice[]
   timings?: Record<string, number>
+}
+
+/** Thrown at a step boundary when the caller went away: the work ends there, quietly. */
+export class CallerGone extends Error {
+  constructor() {
+    super('The caller went away; the work stopped at a step boundary')
+    this.name = 'CallerGone'
+  }
 }
 
 /** A part the route needs; a request without it is the edge's mistake, reported as bad input. */
@@ -45,26 +58,40 @@ export async function streamJob(
   modelVersion: string,
   work: (out: JobOutput) => Promise<JobSummary>,
 ): Promise<Response> {
-  const release = await limiter.admit()
+  const caller = c.req.raw.signal
+  const release = await limiter.admit(caller)
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>()
   const writer = writable.getWriter()
-  // A client that went away makes writes fail; the work still finishes and frees its slot.
+  // A write to a caller that just went away fails; the next step boundary ends the work.
   const send = (frame: Frame, bytes?: Uint8Array) => void writer.write(encodeFrame(frame, bytes)).catch(() => {})
+  const step = () => {
+    if (caller.aborted) throw new CallerGone()
+  }
   const out: JobOutput = {
-    stage: (stage) => send({ type: 'stage', stage }),
-    output: (frame, bytes) => send({ type: 'output', ...frame, length: bytes.byteLength }, bytes),
+    stage: (stage) => {
+      step()
+      send({ type: 'stage', stage })
+    },
+    output: (frame, bytes) => {
+      step()
+      send({ type: 'output', ...frame, length: bytes.byteLength }, bytes)
+    },
   }
   void (async () => {
+    let stopped = false
     try {
       const summary = await work(out)
       const done: DoneFrame = { type: 'done', modelVersion, ...summary }
       send(done)
     } catch (err) {
+      // Pipelines wrap what they catch, so the caller's signal (not the error's class) says why.
+      stopped = caller.aborted
+      if (stopped) return
       const error = toInferenceError(err)
       if (error.status === 500) console.error(err)
       send({ type: 'error', ...error.toJSON() })
     } finally {
-      release()
+      release(stopped ? 'stopped' : 'finished')
       void writer.close().catch(() => {})
     }
   })()

@@ -61,3 +61,33 @@ describe('Limiter.saturated', () => {
     expect(limiter.saturated).toBe(false)
   })
 })
+
+describe('Limiter and a caller that goes away', () => {
+  it('takes a waiting request out of the queue when its signal aborts, and never runs it', async () => {
+    const limiter = new Limiter({ concurrency: 1, queueLimit: 2 })
+    const gate = deferred()
+    const first = limiter.run(() => gate.promise)
+    const caller = new AbortController()
+    let ran = false
+    const second = limiter.run(async () => {
+      ran = true
+    }, caller.signal)
+    expect(limiter.stats).toMatchObject({ running: 1, queued: 1 })
+    caller.abort()
+    await expect(second).rejects.toMatchObject({ code: 'processor_unavailable' })
+    expect(limiter.stats).toMatchObject({ running: 1, queued: 0, dropped: 1 })
+    gate.resolve()
+    await first
+    expect(ran).toBe(false)
+    expect(limiter.stats).toMatchObject({ running: 0, queued: 0, dropped: 1, stopped: 0 })
+  })
+
+  it('refuses a caller already gone, and counts work released as stopped', async () => {
+    const limiter = new Limiter({ concurrency: 1, queueLimit: 1 })
+    await expect(limiter.admit(AbortSignal.abort())).rejects.toMatchObject({ code: 'processor_unavailable' })
+    const release = await limiter.admit()
+    release('stopped')
+    release('stopped') // once only
+    expect(limiter.stats).toMatchObject({ running: 0, queued: 0, dropped: 1, stopped: 1 })
+  })
+})

@@ -69,6 +69,8 @@ describe('HTTP server with the real model, end to end on 127.0.0.1', () => {
       queued: 0,
       concurrency: 1,
       queueLimit: 8,
+      dropped: 0,
+      stopped: 0,
     })
   })
 
@@ -482,6 +484,8 @@ describe('HTTP server behaviour with a stub segmenter', () => {
         queued: 1,
         concurrency: 1,
         queueLimit: 1,
+        dropped: 0,
+        stopped: 0,
       })
       const third = await postParts(target, KEY, REMOVE, removeParts(image))
       expect(third.status).toBe(503)
