@@ -9,6 +9,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { execFile } from 'node:child_process'
 import { mkdirSync, rmSync } from 'node:fs'
 import { promisify } from 'node:util'
+import { buildWeb } from '../../scripts/build-web'
 import { freePort, ROOT, startChild, stopChild, waitForOk, type Child } from './util.js'
 
 const run = promisify(execFile)
@@ -85,6 +86,8 @@ export async function startApi(inference: InferenceServer, options: ApiOptions |
     scopes: keyScopes = ['images:write', 'jobs:read'],
     verbose = false,
   } = typeof options === 'boolean' ? { verbose: options } : options
+  // wrangler.toml serves web/dist as assets and refuses to start without it (a fresh checkout).
+  await buildWeb()
   const state = `${ROOT}bench/.state/wrangler`
   rmSync(state, { recursive: true, force: true })
   mkdirSync(state, { recursive: true })
