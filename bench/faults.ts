@@ -36,6 +36,7 @@ const { values: flags } = parseArgs({
 const log = (msg: string) => process.stderr.write(`${msg}\n`)
 const OPTIONS = { quality: 'fast', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' } as const
 const TERMINAL = ['succeeded', 'failed', 'canceled']
+const TERMINAL_EVENT = /job\.(completed|failed|canceled)/
 const VARS: Record<string, string> = {
   RATE_LIMIT_PER_MINUTE: '1000000',
   ...Object.fromEntries(flags.var.map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)])),
@@ -177,7 +178,7 @@ async function runScenario(name: string, endpointId: string, fault: () => Promis
   const deliveries = await settledDeliveries(endpointId, jobIds)
   const attempts = receiver.attempts.slice(firstAttempt).filter((a) => a.jobId && jobIds.includes(a.jobId))
   receiver.mode = 'ok'
-  const terminalEvents = deliveries.filter((d) => d.eventType && /job\.(completed|failed|canceled)/.test(d.eventType))
+  const terminalEvents = deliveries.filter((d) => d.eventType && TERMINAL_EVENT.test(d.eventType))
   const schedule = onSchedule(attempts)
   const drained = await inferenceDrained()
   const result = {
@@ -258,16 +259,21 @@ async function allTerminal(ids: string[]): Promise<Job[]> {
   return jobs
 }
 
-/** The endpoint's deliveries of these jobs' events, once none is pending or retrying. */
+/**
+ * The endpoint's deliveries of these jobs' events, once each job's terminal event has reached the
+ * receiver and no delivery of the endpoint (these jobs' or any other) is pending or retrying. A
+ * terminal event that never arrives (lost in a restart) times this out, and the scenario fails.
+ */
 async function settledDeliveries(endpointId: string, jobIds: string[]): Promise<Delivery[]> {
   let mine: Delivery[] = []
+  const settled = (d: Delivery) => d.status === 'delivered' || d.status === 'failed'
   await until(async () => {
     for (const a of receiver.attempts) if (a.jobId) jobOfDelivery.set(a.deliveryId, a.jobId)
     const { deliveries } = await json<{ deliveries: Delivery[] }>(await call(`/v1/webhooks/${endpointId}/deliveries`))
     mine = deliveries.filter((d) => jobIds.includes(jobOfDelivery.get(d.id) ?? ''))
-    const expected = jobIds.length // at least each job's terminal event
-    return mine.length >= expected && mine.every((d) => d.status === 'delivered' || d.status === 'failed')
-  }, 'the deliveries to settle')
+    const ended = (id: string) => receiver.attempts.some((a) => a.jobId === id && TERMINAL_EVENT.test(a.type))
+    return jobIds.every(ended) && deliveries.every(settled)
+  }, "every job's terminal event to reach the receiver and every delivery to settle")
   return mine
 }
 
