@@ -117,7 +117,16 @@ try {
       await allTerminal(jobs)
       // The first attempt of the job's terminal event failed: its retry is due 5 s later.
       await until(() => receiver.attempts.some((a) => a.answered === 500 && a.jobId === jobs[0]), 'a failed attempt')
+      const failedAt = Math.max(...receiver.attempts.filter((a) => a.answered === 500).map((a) => a.at))
+      const stoppedAt = Date.now()
       await api.restart()
+      const upAt = Date.now()
+      // The retry must have been pending across the restart: due after wrangler stopped.
+      faultNotes['wrangler-restart'] = {
+        stoppedAfterFailedAttemptMs: stoppedAt - failedAt,
+        restartMs: upAt - stoppedAt,
+      }
+      log(`wrangler stopped ${stoppedAt - failedAt} ms after a failed attempt; up again in ${upAt - stoppedAt} ms`)
       return jobs
     }),
   )
