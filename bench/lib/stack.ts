@@ -56,8 +56,11 @@ export interface ApiStack {
   apiKey: string
   child: Child
   stop(): Promise<void>
-  /** Stops `wrangler dev` and starts it again on the same port and state (what a developer's restart does). */
-  restart(): Promise<void>
+  /**
+   * Stops `wrangler dev` and starts it again on the same port and state (what a developer's
+   * restart does), after `downMs` with nothing listening.
+   */
+  restart(downMs?: number): Promise<void>
 }
 
 export interface ApiOptions {
@@ -153,8 +156,9 @@ export async function startApi(inference: InferenceServer, options: ApiOptions |
     apiKey,
     child: await launch(),
     stop: () => stopChild(stack.child),
-    async restart() {
+    async restart(downMs = 0) {
       await stopChild(stack.child)
+      await new Promise((resolve) => setTimeout(resolve, downMs))
       stack.child = await launch()
     },
   }
