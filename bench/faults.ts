@@ -119,11 +119,10 @@ try {
       const jobs = await batchInFlight(uploads.slice(0, 1))
       await allTerminal(jobs)
       // The first attempt of the job's terminal event failed: its retry is due 5 s later.
-      let failed: Attempt | undefined
       const terminalFailed = (a: Attempt) => a.answered === 500 && a.jobId === jobs[0] && TERMINAL_EVENT.test(a.type)
-      await until(() => Boolean((failed = receiver.attempts.find(terminalFailed))), 'the terminal event to fail once')
+      await until(() => receiver.attempts.some(terminalFailed), 'the terminal event to fail once')
       const stoppedAt = Date.now()
-      const pendingFor = stoppedAt - (failed?.at ?? 0)
+      const pendingFor = stoppedAt - (receiver.attempts.find(terminalFailed)?.at ?? 0)
       if (pendingFor >= RETRY_DELAYS_MS[0])
         throw new Error(`the retry was already due ${pendingFor} ms before the stop`)
       await api.restart(WRANGLER_DOWN_MS)
