@@ -4,6 +4,8 @@
  * server on 127.0.0.1 with real client disconnects. Observed through `/health/ready`'s counters
  * and the model's own call count.
  */
+import type { Server } from 'node:http'
+import type { Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { signedRequest } from '../src/auth.js'
 import { Limiter, type LimiterStats } from '../src/limiter.js'
@@ -83,6 +85,8 @@ describe('a caller that goes away', () => {
     server = await startServer(createApp({ signingKey: KEY, model: { current: model.segmenter }, limiter }), {
       port: 0,
     })
+    const sockets: Socket[] = []
+    ;(server.server as Server).on('connection', (socket: Socket) => sockets.push(socket))
     const image = await fixture('small.png')
     const running = await abandonable(server.url, image)
     await waitFor(() => model.runs === 1, 'the request to reach the model')
@@ -91,7 +95,9 @@ describe('a caller that goes away', () => {
 
     // Abandoned while the model runs; the run ends, and the step after it (refining) does not begin.
     running.abandon()
-    await new Promise((r) => setTimeout(r, 200))
+    // The first connection is the abandoned request's: once the server has seen it close, let the run end.
+    await waitFor(() => sockets[0]?.destroyed, 'the server to see the connection close')
+    await new Promise((r) => setTimeout(r, 50))
     model.open()
     const next = await collectFrames(await waiting)
     expect(next.done).toBeDefined()
