@@ -80,6 +80,7 @@ export async function streamJob(
   void (async () => {
     let stopped = false
     try {
+      step() // a caller that left as the slot was handed over: not even a decode
       const summary = await work(out)
       const done: DoneFrame = { type: 'done', modelVersion, ...summary }
       send(done)
