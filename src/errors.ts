@@ -128,9 +128,15 @@ type ZodIssueLike = {
   keys?: string[]
 }
 
+/**
+ * A header named the way it is written (`Idempotency-Key`), whatever its case on the wire: headers
+ * reach the validator lower-cased, and a problem's `field` should name one header one way.
+ */
+export const headerName = (name: string) => name.replace(/(^|-)([a-z])/g, (_, dash, ch) => dash + ch.toUpperCase())
+
 /** Words a zod issue the way sharp words bad input: what was expected, and where. */
 export function issueToApiError(issue: ZodIssueLike, prefix: PropertyKey[] = [], target?: string): ApiError {
-  const path = [...prefix, ...issue.path]
+  const path = target === 'header' ? issue.path.map((p) => headerName(String(p))) : [...prefix, ...issue.path]
   if (issue.code === 'unrecognized_keys' && issue.keys?.length) {
     const field = fieldOf([...path, issue.keys[0]])
     const message =
