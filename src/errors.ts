@@ -154,8 +154,15 @@ export function issueToApiError(issue: ZodIssueLike, prefix: PropertyKey[] = [],
 /** The `defaultHook` of every OpenAPIHono router: the first zod issue becomes a 400 problem. */
 export function validationHook(
   result: { success: boolean; error?: { issues: ZodIssueLike[] }; target?: string },
-  _c: Context<AppEnv>,
+  c: Context<AppEnv>,
 ) {
+  // zod-openapi lets a url-encoded body through wherever multipart is declared; only multipart is.
+  if (result.target === 'form' && !/^multipart\/form-data/i.test(c.req.header('content-type') ?? '')) {
+    throw new ApiError(
+      'unsupported_media',
+      'Expected a multipart/form-data body (or JSON where the operation takes it)',
+    )
+  }
   if (result.success || !result.error) return
   const issue = result.error.issues[0]
   throw issueToApiError(issue, [], result.target)

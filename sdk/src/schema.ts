@@ -929,6 +929,7 @@ export interface components {
             x: number;
             y: number;
         };
+        /** @description multipart/form-data with exactly these parts; any other part is 400 naming it */
         CatalogImageMultipart: {
             /**
              * @description #RRGGBB (default #FFFFFF)
@@ -1502,6 +1503,7 @@ export interface components {
         RefreshRequest: {
             refreshToken?: string;
         };
+        /** @description multipart/form-data with exactly these parts; any other part is 400 naming it */
         RemovalMultipart: {
             /**
              * Format: binary
@@ -1770,6 +1772,7 @@ export interface components {
             /** @enum {string} */
             tokenType: "Bearer";
         };
+        /** @description multipart/form-data with exactly these parts; any other part is 400 naming it */
         TryOnMultipart: {
             /**
              * Format: binary
