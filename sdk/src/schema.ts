@@ -2871,7 +2871,10 @@ export interface operations {
     createCatalogImage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Idempotency-Key (optional): the same key and input replays the first response for 24 hours. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2932,6 +2935,15 @@ export interface operations {
             };
             /** @description Not found in this workspace */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Idempotency-Key reused with different input */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

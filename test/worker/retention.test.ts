@@ -182,7 +182,7 @@ describe('the retention sweep', () => {
         f.set('options', JSON.stringify(RAW_CUTOUT))
         return f
       }
-      const post = (options = RAW_CUTOUT) => {
+      const post = (options: object = RAW_CUTOUT) => {
         const f = form()
         f.set('options', JSON.stringify(options))
         return api('/v1/removals', { method: 'POST', key, body: f, headers: { 'idempotency-key': idempotencyKey } })
