@@ -128,9 +128,15 @@ type ZodIssueLike = {
   keys?: string[]
 }
 
+/**
+ * A header named the way it is written (`Idempotency-Key`), whatever its case on the wire: headers
+ * reach the validator lower-cased, and a problem's `field` should name one header one way.
+ */
+export const headerName = (name: string) => name.replace(/(^|-)([a-z])/g, (_, dash, ch) => dash + ch.toUpperCase())
+
 /** Words a zod issue the way sharp words bad input: what was expected, and where. */
 export function issueToApiError(issue: ZodIssueLike, prefix: PropertyKey[] = [], target?: string): ApiError {
-  const path = [...prefix, ...issue.path]
+  const path = target === 'header' ? issue.path.map((p) => headerName(String(p))) : [...prefix, ...issue.path]
   if (issue.code === 'unrecognized_keys' && issue.keys?.length) {
     const field = fieldOf([...path, issue.keys[0]])
     const message =
@@ -148,8 +154,15 @@ export function issueToApiError(issue: ZodIssueLike, prefix: PropertyKey[] = [],
 /** The `defaultHook` of every OpenAPIHono router: the first zod issue becomes a 400 problem. */
 export function validationHook(
   result: { success: boolean; error?: { issues: ZodIssueLike[] }; target?: string },
-  _c: Context<AppEnv>,
+  c: Context<AppEnv>,
 ) {
+  // zod-openapi lets a url-encoded body through wherever multipart is declared; only multipart is.
+  if (result.target === 'form' && !/^multipart\/form-data/i.test(c.req.header('content-type') ?? '')) {
+    throw new ApiError(
+      'unsupported_media',
+      'Expected a multipart/form-data body (or JSON where the operation takes it)',
+    )
+  }
   if (result.success || !result.error) return
   const issue = result.error.issues[0]
   throw issueToApiError(issue, [], result.target)

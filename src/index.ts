@@ -17,7 +17,7 @@ const app = createApp()
 
 export default {
   fetch: app.fetch,
-  async scheduled(_controller, env, ctx) {
-    ctx.waitUntil(sweepRetention(env))
+  async scheduled(controller, env, ctx) {
+    ctx.waitUntil(sweepRetention(env, new Date(controller.scheduledTime)))
   },
 } satisfies ExportedHandler<Env>

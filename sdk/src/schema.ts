@@ -963,6 +963,7 @@ export interface components {
             x: number;
             y: number;
         };
+        /** @description multipart/form-data with exactly these parts; any other part is 400 naming it */
         CatalogImageMultipart: {
             /**
              * @description #RRGGBB (default #FFFFFF)
@@ -1556,6 +1557,7 @@ export interface components {
         RefreshRequest: {
             refreshToken?: string;
         };
+        /** @description multipart/form-data with exactly these parts; any other part is 400 naming it */
         RemovalMultipart: {
             /**
              * Format: binary
@@ -1824,6 +1826,7 @@ export interface components {
             /** @enum {string} */
             tokenType: "Bearer";
         };
+        /** @description multipart/form-data with exactly these parts; any other part is 400 naming it */
         TryOnMultipart: {
             /**
              * Format: binary
@@ -2945,7 +2948,10 @@ export interface operations {
     createCatalogImage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Idempotency-Key (optional): the same key and input replays the first response for 24 hours. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3006,6 +3012,15 @@ export interface operations {
             };
             /** @description Not found in this workspace */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Idempotency-Key reused with different input */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -102,8 +102,15 @@ export const jobs = sqliteTable(
     completedAt: text('completed_at'),
     expiresAt: text('expires_at'),
     resultDeletedAt: text('result_deleted_at'),
+    /** When the retention sweep deleted the job's own source bytes (`sources/<id>…`). */
+    sourceDeletedAt: text('source_deleted_at'),
   },
-  (t) => [index('jobs_workspace_created').on(t.workspaceId, t.createdAt, t.id), index('jobs_expiry').on(t.expiresAt)],
+  (t) => [
+    index('jobs_workspace_created').on(t.workspaceId, t.createdAt, t.id),
+    index('jobs_expiry').on(t.expiresAt),
+    // The sweep asks whether any job still needs an upload's bytes.
+    index('jobs_source_key').on(t.sourceKey),
+  ],
 )
 
 /** Remembers the first response to an `Idempotency-Key` for at least 24 hours. */

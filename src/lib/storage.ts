@@ -37,3 +37,13 @@ export async function copyHashed(bucket: R2Bucket, from: string, to: string): Pr
   const contentType = object.httpMetadata?.contentType ?? 'application/octet-stream'
   return putHashed(bucket, to, object.body, object.size, contentType)
 }
+
+/** Deletes every object under `prefix`, a page at a time (a project's bytes, a job's sources). */
+export async function deleteByPrefix(bucket: R2Bucket, prefix: string): Promise<void> {
+  let cursor: string | undefined
+  do {
+    const page = await bucket.list({ prefix, cursor })
+    if (page.objects.length) await bucket.delete(page.objects.map((o) => o.key))
+    cursor = page.truncated ? page.cursor : undefined
+  } while (cursor)
+}

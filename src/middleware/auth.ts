@@ -14,6 +14,7 @@ import { ROUTE_ACCESS, type RouteAccess, type RouteKey } from '../services/acces
 import { DEVICE_COOKIE, deviceCookie, deviceWorkspaceId, readDevice } from '../services/device'
 import { getCookie } from 'hono/cookie'
 import { verifyResultSignature } from '../services/result-url'
+import { clientAddress } from '../lib/client-address'
 
 /** The token of `Authorization: Bearer <token>`, if any. */
 export function bearerToken(header: string | undefined): string | undefined {
@@ -56,8 +57,8 @@ async function resolveCredential(c: Context<AppEnv>): Promise<AuthContext> {
   return authenticateApiKey(c.env.DB, token, { waitUntil: waitUntilOf(c) })
 }
 
-/** The client address Cloudflare reports; absent in local mode and tests without the header. */
-export const clientIp = (c: Context<AppEnv>) => c.req.header('cf-connecting-ip') ?? 'unknown'
+/** The client address the platform reports (`src/lib/client-address.ts`); never one the client chose. */
+export const clientIp = (c: Context<AppEnv>) => clientAddress(c.env, c.req.raw.headers)
 
 /**
  * Authorizes a route by its entry in the access table (`src/services/access.ts`): a credential

@@ -10,8 +10,8 @@ import { errorResponses, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
 import { CatalogMultipartSchema } from '../schemas/catalog'
-import { IdParams } from '../schemas/common'
-import { makeCatalogImage, readCatalogForm, readCatalogImage } from '../services/catalog'
+import { IdParams, OptionalIdempotencyHeaders } from '../schemas/common'
+import { makeCatalogImageOnce, readCatalogImage } from '../services/catalog'
 
 const security = [{ Bearer: [] }]
 const tags = ['Catalog images']
@@ -32,7 +32,10 @@ const create = createRoute({
   tags,
   security,
   middleware: [authorize('POST /v1/catalog-images')] as const,
-  request: { body: { required: true, content: { 'multipart/form-data': { schema: CatalogMultipartSchema } } } },
+  request: {
+    headers: OptionalIdempotencyHeaders,
+    body: { required: true, content: { 'multipart/form-data': { schema: CatalogMultipartSchema } } },
+  },
   responses: {
     201: {
       description: 'The catalog image (kept 24 hours at Location)',
@@ -41,6 +44,7 @@ const create = createRoute({
     },
     ...errorResponses,
     402: problemContent('No credits remain'),
+    409: problemContent('Idempotency-Key reused with different input'),
     413: problemContent('A reference is over 50 MB or 25 megapixels'),
     415: problemContent('A reference is not a supported image'),
   },
@@ -64,8 +68,8 @@ const getOne = createRoute({
 
 export const catalogImages = createRouter()
   .openapi(create, async (c) => {
-    const input = await readCatalogForm(c.req.valid('form') as Record<string, unknown>)
-    const made = await makeCatalogImage(c.env, c.get('auth'), input)
+    const form = c.req.valid('form') as Record<string, unknown>
+    const made = await makeCatalogImageOnce(c.env, c.get('auth'), form, c.req.valid('header')['idempotency-key'])
     return c.body(made.object.body, 201, {
       'content-type': 'image/png',
       'content-length': String(made.object.size),

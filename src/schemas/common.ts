@@ -24,6 +24,20 @@ export const IdempotencyHeaders = z.object({
     .openapi({ param: { in: 'header' }, example: 'wait=8', description: 'wait=N waits up to N (capped at 8) seconds' }),
 })
 
+/** An optional `Idempotency-Key` (routes SPEC.md does not require one on, e.g. catalog images). */
+export const OptionalIdempotencyHeaders = z.object({
+  'idempotency-key': z
+    .string()
+    .min(1)
+    .max(128)
+    .optional()
+    .openapi({
+      param: { in: 'header' },
+      example: '5f2b8e4a-1c3d-4b6e-9a7f-0e1d2c3b4a59',
+      description: 'Idempotency-Key (optional): the same key and input replays the first response for 24 hours.',
+    }),
+})
+
 /**
  * A JSON response. `example` is for a schema shared by responses that differ (the health checks);
  * most examples sit on the schema itself.

@@ -5,6 +5,7 @@
  */
 import { z } from '@hono/zod-openapi'
 import * as contract from '../contract/options'
+import { filePart, multipartSchema } from './multipart'
 
 export const AlphaSchema = contract.AlphaSchema.openapi('Alpha', {
   example: { mode: 'binary', threshold: 0.5, feather: 1 },
@@ -29,16 +30,7 @@ export const RemovalJsonSchema = z
     example: { sourceUrl: 'https://images.example.com/products/mug.jpg', options: EXAMPLE_OPTIONS },
   })
 
-// Strict like every multipart body: a part that is not listed is refused, naming it.
-export const RemovalMultipartSchema = z
-  .strictObject({
-    image: z.any().openapi({
-      type: 'string',
-      format: 'binary',
-      description: 'JPEG, PNG, WebP, AVIF, HEIC or HEIF; ≤ 50 MB, ≤ 25 MP',
-    }),
-    options: z
-      .string()
-      .openapi({ description: 'JSON-encoded RemovalOptions', example: JSON.stringify(EXAMPLE_OPTIONS) }),
-  })
-  .openapi('RemovalMultipart')
+export const RemovalMultipartSchema = multipartSchema('RemovalMultipart', {
+  image: filePart('JPEG, PNG, WebP, AVIF, HEIC or HEIF; ≤ 50 MB, ≤ 25 MP'),
+  options: z.string().openapi({ description: 'JSON-encoded RemovalOptions', example: JSON.stringify(EXAMPLE_OPTIONS) }),
+})

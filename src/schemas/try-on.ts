@@ -6,6 +6,7 @@
  */
 import { z } from '@hono/zod-openapi'
 import * as contract from '../contract/tryon'
+import { filePart, multipartSchema } from './multipart'
 
 const EXAMPLE_OPTIONS = { category: 'upper_body' as const, seed: 42 }
 
@@ -32,12 +33,8 @@ export const TryOnJsonSchema = z
     },
   })
 
-const file = (description: string) => z.any().openapi({ type: 'string', format: 'binary', description })
-
-export const TryOnMultipartSchema = z
-  .strictObject({
-    person: file('A photo of a person, upright; JPEG, PNG, WebP, AVIF, HEIC or HEIF; ≤ 50 MB, ≤ 25 MP'),
-    garment: file('A photo of the garment (flat lay or product shot); same limits'),
-    options: z.string().openapi({ description: 'JSON-encoded TryOnOptions', example: JSON.stringify(EXAMPLE_OPTIONS) }),
-  })
-  .openapi('TryOnMultipart')
+export const TryOnMultipartSchema = multipartSchema('TryOnMultipart', {
+  person: filePart('A photo of a person, upright; JPEG, PNG, WebP, AVIF, HEIC or HEIF; ≤ 50 MB, ≤ 25 MP'),
+  garment: filePart('A photo of the garment (flat lay or product shot); same limits'),
+  options: z.string().openapi({ description: 'JSON-encoded TryOnOptions', example: JSON.stringify(EXAMPLE_OPTIONS) }),
+})

@@ -16,11 +16,13 @@ import {
 import { bytesPart, jsonPart } from '../contract/signing'
 import type { Env } from '../env'
 import { ApiError, issueToApiError } from '../errors'
+import { sha256Hex } from '../lib/crypto'
 import { MAX_IMAGE_BYTES } from '../lib/image-sniff'
 import { putHashed } from '../lib/storage'
 import { DAY_MS, iso } from '../lib/time'
 import type { AuthContext } from './auth'
 import { getUsage, holdStatements, quotaExhausted, settleStatements } from './credits'
+import { idempotent } from './idempotency'
 import { assertProcessorAvailable, callNow, InferenceClient } from './inference'
 import { checkImageHead, tooLarge } from './sources'
 
@@ -97,6 +99,48 @@ function toInteger(name: string, value: string): number {
   if (!/^\d+$/.test(value.trim()))
     throw new ApiError('invalid_input', `Expected ${name} as a whole number`, { field: name })
   return Number(value.trim())
+}
+
+/**
+ * Makes a catalog image from the multipart parts, once per `Idempotency-Key` and input when the
+ * client sends one: a retried request gets the first image back (201, same id, seed and bytes)
+ * instead of making and charging a second. The key is optional here (SPEC.md lists none for this
+ * route); without one every request makes an image.
+ */
+export async function makeCatalogImageOnce(
+  env: Env,
+  auth: AuthContext,
+  form: Record<string, unknown>,
+  idempotencyKey?: string,
+): Promise<MadeCatalogImage> {
+  if (!idempotencyKey) return makeCatalogImage(env, auth, await readCatalogForm(form))
+  let made: MadeCatalogImage | undefined
+  const stored = await idempotent(
+    env.DB,
+    auth.workspaceId,
+    'catalog-images',
+    idempotencyKey,
+    await fingerprint(form),
+    async () => {
+      made = await makeCatalogImage(env, auth, await readCatalogForm(form))
+      return { status: 201, body: JSON.stringify({ id: made.id }), location: `/v1/catalog-images/${made.id}` }
+    },
+  )
+  if (made) return made
+  const { id } = JSON.parse(stored.body) as { id: string }
+  const { object, seed } = await readCatalogImage(env, auth.workspaceId, id)
+  return { id, seed, object }
+}
+
+/** The request as sent, before defaults (a random seed must not make a retry look new). */
+async function fingerprint(form: Record<string, unknown>): Promise<string> {
+  const parts: [string, string][] = []
+  for (const [name, value] of Object.entries(form).sort(([a], [b]) => a.localeCompare(b))) {
+    for (const v of [value].flat()) {
+      parts.push([name, v instanceof File ? `file:${await sha256Hex(await v.arrayBuffer())}` : `text:${String(v)}`])
+    }
+  }
+  return sha256Hex(JSON.stringify(parts))
 }
 
 /** Makes a catalog image: holds a credit, calls the inference server, stores the PNG, settles. */

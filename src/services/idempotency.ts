@@ -10,6 +10,9 @@ import { DAY_MS, iso } from '../lib/time'
 
 export const IDEMPOTENCY_TTL_MS = DAY_MS
 
+/** How every Idempotency-Key problem names the header in `field` (errors.ts `headerName` agrees). */
+export const IDEMPOTENCY_FIELD = 'Idempotency-Key'
+
 export interface StoredResponse {
   status: number
   body: string
@@ -32,7 +35,7 @@ type Row = {
 export function requireIdempotencyKey(key: string | undefined): string {
   if (!key) {
     throw new ApiError('invalid_input', 'Expected an Idempotency-Key header of 1 to 128 characters', {
-      field: 'Idempotency-Key',
+      field: IDEMPOTENCY_FIELD,
     })
   }
   return key
@@ -87,16 +90,21 @@ export async function claimIdempotencyKey(
     )
     .bind(...where)
     .first<Row>()
-  if (!row)
-    throw new ApiError('idempotency_conflict', 'The Idempotency-Key is being reused concurrently', { retryable: true })
+  if (!row) {
+    throw new ApiError('idempotency_conflict', 'The Idempotency-Key is being reused concurrently', {
+      field: IDEMPOTENCY_FIELD,
+      retryable: true,
+      retryAfter: 1,
+    })
+  }
   if (row.request_hash !== requestHash) {
     throw new ApiError('idempotency_conflict', 'The Idempotency-Key was already used with a different request', {
-      field: 'Idempotency-Key',
+      field: IDEMPOTENCY_FIELD,
     })
   }
   if (row.state !== 'done') {
     throw new ApiError('idempotency_conflict', 'A request with this Idempotency-Key is still in progress', {
-      field: 'Idempotency-Key',
+      field: IDEMPOTENCY_FIELD,
       retryable: true,
       retryAfter: 1,
     })

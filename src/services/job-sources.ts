@@ -8,6 +8,7 @@ import type { Env } from '../env'
 import { ApiError } from '../errors'
 import { sha256Hex } from '../lib/crypto'
 import { MAX_IMAGE_BYTES } from '../lib/image-sniff'
+import { deleteByPrefix } from '../lib/storage'
 import { readLimited, storeBytes, type StoredSource } from './sources'
 import {
   allowlistFromEnv,
@@ -23,6 +24,24 @@ export type SourceInput =
   | { kind: 'upload'; uploadId: string }
   | { kind: 'url'; sourceUrl: string }
   | { kind: 'file'; file: File }
+
+/** Where a job keeps the sources it stored itself: `sources/<id>`, or `sources/<id>/<name>` for several. */
+export const jobSourcePrefix = (jobId: string) => `sources/${jobId}`
+
+/**
+ * Runs an accept that stores sources under `jobSourcePrefix(jobId)`. If it is refused before the
+ * job row exists (the second image of a try-on is bad, no credits at insert), the bytes it stored
+ * go too: a refused request leaves nothing behind. A job that exists owns them (retention sweep).
+ */
+export async function discardSourcesIfRefused<T>(env: Env, jobId: string, accept: () => Promise<T>): Promise<T> {
+  try {
+    return await accept()
+  } catch (err) {
+    const exists = await env.DB.prepare('SELECT 1 FROM jobs WHERE id = ?').bind(jobId).first()
+    if (!exists) await deleteByPrefix(env.BUCKET, jobSourcePrefix(jobId))
+    throw err
+  }
+}
 
 /** The field names errors point at: the JSON members, and the multipart part. */
 export interface SourceFields {

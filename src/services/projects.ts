@@ -7,7 +7,7 @@
 import type { Env } from '../env'
 import { ApiError } from '../errors'
 import { listPage } from '../lib/cursor'
-import { copyHashed } from '../lib/storage'
+import { copyHashed, deleteByPrefix } from '../lib/storage'
 import { iso } from '../lib/time'
 import type { Project } from '../schemas/project'
 import { InferenceClient, inferenceProblem, InferenceFailure } from './inference'
@@ -191,12 +191,7 @@ export async function deleteProject(env: Env, project: ProjectRow): Promise<void
   await projectStream(env, project.id).clear()
 }
 
-/** Deletes every object under the project's prefix, a page at a time. */
+/** Deletes every object under the project's prefix. */
 async function deleteProjectBytes(env: Env, projectId: string): Promise<void> {
-  let cursor: string | undefined
-  do {
-    const page = await env.BUCKET.list({ prefix: projectPrefix(projectId), cursor })
-    if (page.objects.length) await env.BUCKET.delete(page.objects.map((o) => o.key))
-    cursor = page.truncated ? page.cursor : undefined
-  } while (cursor)
+  await deleteByPrefix(env.BUCKET, projectPrefix(projectId))
 }

@@ -15,7 +15,13 @@ import { assertProcessorAvailable, InferenceClient } from './inference'
 import { ANONYMOUS_MAX_PIXELS, takeAllowance } from './anonymous'
 import { JOB_KINDS } from '../jobs'
 import { acceptJobs, type JobStart, jobResponse } from './jobs'
-import { resolveSource, type SourceInput, sourceFingerprint } from './job-sources'
+import {
+  discardSourcesIfRefused,
+  jobSourcePrefix,
+  resolveSource,
+  type SourceInput,
+  sourceFingerprint,
+} from './job-sources'
 
 export type RemovalInput = { source: SourceInput; options: RemovalOptions }
 
@@ -58,10 +64,14 @@ async function runAccept(ctx: AcceptContext, input: RemovalInput): Promise<Store
 }
 
 async function createJob(ctx: AcceptContext, input: RemovalInput): Promise<StoredResponse> {
+  const jobId = crypto.randomUUID()
+  return discardSourcesIfRefused(ctx.env, jobId, () => createJobWithId(ctx, input, jobId))
+}
+
+async function createJobWithId(ctx: AcceptContext, input: RemovalInput, jobId: string): Promise<StoredResponse> {
   const { env, auth } = ctx
   const anonymous = auth.kind === 'anonymous'
-  const jobId = crypto.randomUUID()
-  const source = await resolveSource(env, auth.workspaceId, `sources/${jobId}`, input.source, FIELDS)
+  const source = await resolveSource(env, auth.workspaceId, jobSourcePrefix(jobId), input.source, FIELDS)
   const row = {
     id: jobId,
     workspaceId: auth.workspaceId,

@@ -12,7 +12,13 @@ import { JOB_KINDS } from '../jobs'
 import { getUsage, quotaExhausted } from './credits'
 import { idempotent, type StoredResponse } from './idempotency'
 import { assertProcessorAvailable, InferenceClient } from './inference'
-import { resolveSource, type SourceInput, sourceFingerprint } from './job-sources'
+import {
+  discardSourcesIfRefused,
+  jobSourcePrefix,
+  resolveSource,
+  type SourceInput,
+  sourceFingerprint,
+} from './job-sources'
 import { acceptJobs, type JobStart, jobResponse } from './jobs'
 import type { AcceptContext } from './removals'
 
@@ -45,16 +51,16 @@ export async function acceptTryOn(ctx: AcceptContext, input: TryOnInput): Promis
 }
 
 async function createJob(ctx: AcceptContext, input: TryOnInput): Promise<StoredResponse> {
-  const { env, auth } = ctx
   const jobId = crypto.randomUUID()
-  const person = await resolveSource(env, auth.workspaceId, `sources/${jobId}/person`, input.person, fieldsOf('person'))
-  const garment = await resolveSource(
-    env,
-    auth.workspaceId,
-    `sources/${jobId}/garment`,
-    input.garment,
-    fieldsOf('garment'),
-  )
+  return discardSourcesIfRefused(ctx.env, jobId, () => createJobWithId(ctx, input, jobId))
+}
+
+async function createJobWithId(ctx: AcceptContext, input: TryOnInput, jobId: string): Promise<StoredResponse> {
+  const { env, auth } = ctx
+  const stored = (name: 'person' | 'garment') =>
+    resolveSource(env, auth.workspaceId, `${jobSourcePrefix(jobId)}/${name}`, input[name], fieldsOf(name))
+  const person = await stored('person')
+  const garment = await stored('garment')
   // Every random choice follows the seed; one is picked here when none was given.
   const options = {
     ...input.options,

@@ -102,7 +102,10 @@ export async function putUploadContent(
   const row = await findUpload(env.DB, workspaceId, id)
   assertPending(row)
   const length = Number(contentLength)
-  if (!body || !contentLength || !Number.isInteger(length) || length <= 0) {
+  if (!body || contentLength?.trim() === '0') {
+    throw new ApiError('invalid_input', 'The request body was empty: expected the image bytes')
+  }
+  if (!contentLength || !Number.isInteger(length) || length <= 0) {
     throw new ApiError('invalid_input', 'Expected the image bytes with a Content-Length header', {
       field: 'Content-Length',
     })

@@ -192,6 +192,45 @@ describe('POST /v1/catalog-images', () => {
   })
 })
 
+describe('Idempotency-Key on POST /v1/catalog-images', () => {
+  it(
+    'a retry with the same key and input answers the first image and charges once; other input is 409',
+    async () => {
+      const { key } = await seedWorkspace()
+      const parts = async (): Promise<Part[]> => [
+        ['references', png(await fixtureBytes('coffee.png'))],
+        ['width', '256'],
+        ['height', '256'],
+      ]
+      const send = async (p: Part[], idempotencyKey: string) => {
+        const form = new FormData()
+        for (const [name, value] of p) form.append(name, value)
+        return api('/v1/catalog-images', {
+          method: 'POST',
+          key,
+          body: form,
+          headers: { 'idempotency-key': idempotencyKey },
+        })
+      }
+      const first = await made(await send(await parts(), 'catalog-1'))
+      const again = await made(await send(await parts(), 'catalog-1'))
+      for (const header of ['x-catalog-image-id', 'x-generation-seed', 'location']) {
+        expect(again.res.headers.get(header)).toBe(first.res.headers.get(header))
+      }
+      expect(again.bytes).toEqual(first.bytes)
+      expect(await usage(key)).toMatchObject({ used: 1, held: 0 })
+
+      const other = await send([...(await parts()), ['seed', '7']], 'catalog-1')
+      await expectProblem(other, 409, 'idempotency_conflict', 'Idempotency-Key')
+      // Without a key every request makes (and charges) an image, as before.
+      const plain = await made(await catalog(key, await parts()))
+      expect(plain.res.headers.get('x-catalog-image-id')).not.toBe(first.res.headers.get('x-catalog-image-id'))
+      expect(await usage(key)).toMatchObject({ used: 2, held: 0 })
+    },
+    testBudget(2),
+  )
+})
+
 describe('GET /v1/catalog-images/{id}', () => {
   it('is for the owning workspace with jobs:read, and 410 after 24 h', async () => {
     const { key } = await seedWorkspace()

@@ -133,6 +133,24 @@ describe('uploads', () => {
     })
   })
 
+  it('a zero-byte PUT says the body was empty, stores nothing, and the upload stays pending', async () => {
+    const { key } = await seedWorkspace()
+    const created = (await (await api('/v1/uploads', { method: 'POST', key })).json()) as {
+      id: string
+      uploadUrl: string
+    }
+    for (const body of [new Uint8Array(0), undefined]) {
+      const res = await api(created.uploadUrl, { method: 'PUT', key, body, headers: { 'content-type': 'image/png' } })
+      const problem = await expectProblem(res, 400, 'invalid_input')
+      expect(problem.detail).toBe('The request body was empty: expected the image bytes')
+      expect(problem.field).toBeUndefined()
+    }
+    expect(await env.BUCKET.head(`uploads/${created.id}`)).toBeNull()
+    // Still pending: the same reservation takes the real bytes afterwards.
+    const bytes = await fixtureBytes('astronaut.png')
+    expect((await api(created.uploadUrl, { method: 'PUT', key, body: bytes })).status).toBe(204)
+  })
+
   it('a truncated upload is refused at complete', async () => {
     const { key } = await seedWorkspace()
     const created = (await (await api('/v1/uploads', { method: 'POST', key })).json()) as {

@@ -83,8 +83,23 @@ describe('removal options are strict (400 invalid_input)', () => {
     const { key } = await seedWorkspace()
     const res = await api('/v1/removals', { method: 'POST', key, json: { uploadId: someUpload, options: RAW_CUTOUT } })
     await expectProblem(res, 400, 'invalid_input', 'Idempotency-Key')
+    // One spelling of the header in `field`, whichever check refused it (SPEC.md §7 `field`).
     const long = await removal(key, { uploadId: someUpload, options: RAW_CUTOUT }, { idempotencyKey: 'k'.repeat(129) })
-    await expectProblem(long, 400, 'invalid_input', 'idempotency-key')
+    const tooLong = await expectProblem(long, 400, 'invalid_input', 'Idempotency-Key')
+    expect(tooLong.detail).toBe('Too big: expected string to have <=128 characters for Idempotency-Key')
+    const batch = await api('/v1/batches', {
+      method: 'POST',
+      key,
+      json: { uploadIds: [someUpload], options: RAW_CUTOUT },
+      headers: { 'idempotency-key': 'k'.repeat(129) },
+    })
+    await expectProblem(batch, 400, 'invalid_input', 'Idempotency-Key')
+    const missing = await api('/v1/batches', {
+      method: 'POST',
+      key,
+      json: { uploadIds: [someUpload], options: RAW_CUTOUT },
+    })
+    await expectProblem(missing, 400, 'invalid_input', 'Idempotency-Key')
   })
 
   it('validates multipart options with the same strict schema', async () => {

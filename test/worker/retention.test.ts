@@ -1,0 +1,227 @@
+/**
+ * Retention (SPEC.md §8; docs/decisions.md, Hardening: retention): the cron trigger, run with its
+ * clock moved forward, deletes every kind of stored bytes at its time and the rows that only hold
+ * secrets or state; reads then answer 410 while metadata stays, and a project keeps its bytes.
+ */
+import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from 'cloudflare:test'
+import { describe, expect, it } from 'vitest'
+import worker from '../../src/index'
+import { newEmail, signIn } from './auth-helpers'
+import {
+  api,
+  expectProblem,
+  fixtureBytes,
+  modelBudget,
+  RAW_CUTOUT,
+  removal,
+  seedWorkspace,
+  settled,
+  testBudget,
+  uploadImage,
+  usage,
+} from './helpers'
+import { createProject, jobEnded } from './project-helpers'
+
+const HOUR = 3_600_000
+
+/** Runs the Worker's cron handler as Cloudflare would, `offsetMs` from now. */
+async function cronAt(offsetMs: number): Promise<void> {
+  const ctx = createExecutionContext()
+  const controller = createScheduledController({ scheduledTime: new Date(Date.now() + offsetMs), cron: '*/15 * * * *' })
+  await worker.scheduled(controller, env, ctx)
+  await waitOnExecutionContext(ctx)
+}
+
+async function storedKeys(): Promise<string[]> {
+  const keys: string[] = []
+  let cursor: string | undefined
+  do {
+    const page = await env.BUCKET.list({ cursor })
+    keys.push(...page.objects.map((o) => o.key))
+    cursor = page.truncated ? page.cursor : undefined
+  } while (cursor)
+  return keys
+}
+
+const photo = async (name = 'astronaut.png') => new File([await fixtureBytes(name)], name, { type: 'image/png' })
+
+function multipartRemoval(key: string, file: File, wait = 8) {
+  const form = new FormData()
+  form.set('image', file)
+  form.set('options', JSON.stringify(RAW_CUTOUT))
+  return api('/v1/removals', {
+    method: 'POST',
+    key,
+    body: form,
+    headers: { 'idempotency-key': crypto.randomUUID(), prefer: `wait=${wait}` },
+  })
+}
+
+describe('the retention sweep', () => {
+  it(
+    'leaves no expired bytes: results, exports, catalog images, sources and uploads go at their time; projects stay',
+    async () => {
+      const { key } = await seedWorkspace()
+      // A removal from a multipart file (its source is the job's own), one from an upload, a
+      // project with an export made from the latter, a catalog image, and a job that failed.
+      const fromFile = await settled(await multipartRemoval(key, await photo()), { key })
+      const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+      const fromUpload = await settled(await removal(key, { uploadId: upload.id, options: RAW_CUTOUT }, { wait: 8 }), {
+        key,
+      })
+      expect([fromFile.status, fromUpload.status]).toEqual(['succeeded', 'succeeded'])
+      const project = await createProject(key, fromUpload.id)
+      const exported = await api(`/v1/projects/${project.id}/exports`, {
+        method: 'POST',
+        key,
+        json: { format: 'png' },
+        headers: { prefer: 'wait=0' },
+      })
+      const exportId = ((await exported.json()) as { id: string }).id
+      expect(await jobEnded(exportId)).toBe('succeeded')
+      const catalogForm = new FormData()
+      catalogForm.append('references', await photo('coffee.png'))
+      const catalog = await api('/v1/catalog-images', { method: 'POST', key, body: catalogForm })
+      expect(catalog.status).toBe(201)
+      const catalogUrl = catalog.headers.get('location')!
+      const cut = new File([(await fixtureBytes('astronaut.png')).subarray(0, 4096)], 'cut.png')
+      const failed = await settled(await multipartRemoval(key, cut), { key })
+      expect(failed.status).toBe('failed')
+
+      const resultOf = (job: { id: string }) => api(`/v1/jobs/${job.id}/result`, { key })
+      const exportResult = `/v1/projects/${project.id}/exports/${exportId}/result`
+      const before = await storedKeys()
+      expect(before).toEqual(
+        expect.arrayContaining([
+          `sources/${fromFile.id}`,
+          `sources/${failed.id}`,
+          `uploads/${upload.id}`,
+          `results/${fromFile.id}.png`,
+          `results/${fromUpload.id}.png`,
+          `exports/${exportId}.png`,
+        ]),
+      )
+
+      // Now: only the failed job's source goes (nothing can use it); every result is kept.
+      await cronAt(0)
+      expect(await env.BUCKET.head(`sources/${failed.id}`)).toBeNull()
+      expect(await env.BUCKET.head(`sources/${fromFile.id}`)).not.toBeNull()
+      for (const res of [await resultOf(fromFile), await resultOf(fromUpload), await api(exportResult, { key })]) {
+        expect(res.status).toBe(200)
+        await res.arrayBuffer()
+      }
+      expect((await api(catalogUrl, { key })).status).toBe(200)
+
+      // 23 hours on: still kept (retention is 24 hours after completion).
+      await cronAt(23 * HOUR)
+      expect((await storedKeys()).length).toBe(before.length - 1)
+
+      // 25 hours on: every result, export and catalog image answers 410; their metadata stays.
+      await cronAt(25 * HOUR)
+      for (const job of [fromFile, fromUpload]) {
+        await expectProblem(await resultOf(job), 410, 'asset_expired')
+        const read = (await (await api(`/v1/jobs/${job.id}`, { key })).json()) as { status: string; result: unknown }
+        expect(read).toMatchObject({ status: 'succeeded', result: null })
+      }
+      await expectProblem(await api(exportResult, { key }), 410, 'asset_expired')
+      await expectProblem(await api(catalogUrl, { key }), 410, 'asset_expired')
+      // The upload's bytes and row are gone too: naming it is a plain 400.
+      await expectProblem(
+        await removal(key, { uploadId: upload.id, options: RAW_CUTOUT }),
+        400,
+        'invalid_input',
+        'uploadId',
+      )
+      // Nothing is left but the project's own copies, which live until the project is deleted.
+      const left = await storedKeys()
+      expect(left.length).toBeGreaterThan(0)
+      expect(left.filter((k) => !k.startsWith(`projects/${project.id}/`))).toEqual([])
+      expect((await api(`/v1/projects/${project.id}`, { key })).status).toBe(200)
+      expect(await usage(key)).toMatchObject({ held: 0, used: 3 })
+    },
+    testBudget(5),
+  )
+
+  it('a refused request leaves no source behind: a try-on whose garment is not an image', async () => {
+    const { key } = await seedWorkspace()
+    const before = await storedKeys()
+    const form = new FormData()
+    form.set('person', await photo())
+    form.set('garment', new File([new TextEncoder().encode('not an image')], 'shirt.png'))
+    form.set('options', JSON.stringify({ category: 'upper_body' }))
+    const res = await api('/v1/virtual-try-ons', {
+      method: 'POST',
+      key,
+      body: form,
+      headers: { 'idempotency-key': crypto.randomUUID() },
+    })
+    await expectProblem(res, 415, 'unsupported_media', 'garment')
+    expect(await storedKeys()).toEqual(before)
+    expect(await usage(key)).toMatchObject({ held: 0, used: 0 })
+  })
+
+  it(
+    'deletes rows that only hold secrets or state once they cannot be used',
+    async () => {
+      // Two sessions; one logs out. A device authorization, and an idempotency record.
+      const kept = await signIn()
+      const email = newEmail('leaver')
+      const leaver = await signIn(email)
+      expect(
+        (await api('/v1/auth/logout', { method: 'POST', json: { refreshToken: leaver.refreshToken } })).status,
+      ).toBe(204)
+      const device = await api('/v1/device-authorizations', { method: 'POST', json: { client: 'retention test' } })
+      expect(device.status).toBe(201)
+      const { deviceCode } = (await device.json()) as { deviceCode: string }
+      const { key } = await seedWorkspace()
+      const cut = new File([(await fixtureBytes('astronaut.png')).subarray(0, 4096)], 'cut.png')
+      const idempotencyKey = crypto.randomUUID()
+      const form = () => {
+        const f = new FormData()
+        f.set('image', cut)
+        f.set('options', JSON.stringify(RAW_CUTOUT))
+        return f
+      }
+      const post = (options: object = RAW_CUTOUT) => {
+        const f = form()
+        f.set('options', JSON.stringify(options))
+        return api('/v1/removals', { method: 'POST', key, body: f, headers: { 'idempotency-key': idempotencyKey } })
+      }
+      expect((await post()).status).toBe(202)
+      const other = { ...RAW_CUTOUT, output: 'mask' as const }
+      await expectProblem(await post(other), 409, 'idempotency_conflict', 'Idempotency-Key')
+      const count = async (table: string, where = '1 = 1', ...binds: string[]) =>
+        (
+          await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`)
+            .bind(...binds)
+            .first<{ n: number }>()
+        )?.n
+      expect(await count('email_challenges', 'email = ?', email)).toBe(1)
+
+      // Two hours on: the spent sign-in code and the logged-out session are gone; the rest stays.
+      await cronAt(2 * HOUR)
+      expect(await count('email_challenges', 'email = ?', email)).toBe(0)
+      expect(await count('sessions', 'user_id = ?', leaver.user.id)).toBe(0)
+      expect(await count('sessions', 'user_id = ?', kept.user.id)).toBe(1)
+      expect((await api('/v1/usage', { key: kept.accessToken })).status).toBe(200)
+      await expectProblem(await post(other), 409, 'idempotency_conflict', 'Idempotency-Key')
+
+      // 31 days on: refresh tokens expired, so the session goes with them; the device code a day
+      // past its expiry and the idempotency record past its 24 hours are gone too.
+      await cronAt(31 * 24 * HOUR)
+      expect(await count('sessions', 'user_id = ?', kept.user.id)).toBe(0)
+      expect(await count('refresh_tokens')).toBe(0)
+      await expectProblem(
+        await api('/v1/auth/refresh', { method: 'POST', json: { refreshToken: kept.refreshToken } }),
+        401,
+        'invalid_api_key',
+      )
+      await expectProblem(await api('/v1/usage', { key: kept.accessToken }), 401, 'invalid_api_key')
+      const poll = await api('/v1/device-authorizations/token', { method: 'POST', json: { deviceCode } })
+      await expectProblem(poll, 400, 'invalid_input', 'deviceCode')
+      // The key is free again: different input is a new request, not a conflict.
+      expect((await post(other)).status).toBe(202)
+    },
+    modelBudget(1),
+  )
+})
