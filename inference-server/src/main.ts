@@ -7,6 +7,7 @@ import sharp from 'sharp'
 import { catalogConfigFromEnv, createCatalogGenerator } from './catalog/index.js'
 import { Limiter } from './limiter.js'
 import { createSegmenter } from './segmentation/index.js'
+import { runtimeFromEnv } from './segmentation/model.js'
 import { createTryOnModel, tryOnConfigFromEnv } from './tryon/index.js'
 import { createApp, startServer, type SegmenterSlot } from './server.js'
 
@@ -27,11 +28,16 @@ if (!signingKey) {
 }
 const port = intFromEnv('PORT', 7071, 0)
 const host = process.env.HOST || '127.0.0.1'
+// One session with 2 intra-op threads by default: on 2 cores it gave more images per minute at
+// 1 MP through the API than two 1-thread sessions side by side (bench/throughput.ts,
+// docs/quality.md "Throughput"), at half the memory. Requests run at most one per session.
+const sessions = intFromEnv('INFERENCE_SESSIONS', 1, 1)
 const limiter = new Limiter({
-  concurrency: intFromEnv('INFERENCE_CONCURRENCY', 1, 1),
+  concurrency: intFromEnv('INFERENCE_CONCURRENCY', sessions, 1),
   queueLimit: intFromEnv('INFERENCE_QUEUE_LIMIT', 8, 0),
 })
 const threads = intFromEnv('INFERENCE_THREADS', 2, 1)
+const runtime = runtimeFromEnv()
 const providers = process.env.INFERENCE_PROVIDERS || 'cpu'
 const spinning = process.env.INFERENCE_SPIN === '1'
 // libvips: no operation cache (every request's pixels are new, and the cache only holds memory),
@@ -70,6 +76,8 @@ try {
   // The pose models load from the package in their thread while the segmentation model loads.
   const poseReady = tryOn.ready()
   const segmenter = await createSegmenter({
+    runtime,
+    sessions,
     modelPath: process.env.SEGMENTATION_MODEL || undefined,
     threads,
     providers: providers.split(','),
@@ -77,7 +85,9 @@ try {
   })
   await poseReady
   model.current = segmenter
-  console.log(`model ready ${model.current.version} (providers ${providers}, ${threads} threads)`)
+  console.log(
+    `model ready ${model.current.version} (runtime ${runtime}, providers ${providers}, ${sessions} × ${threads} threads)`,
+  )
 } catch (err) {
   console.error(err)
   process.exit(1)

@@ -5,7 +5,7 @@
  */
 import type { Mask, RgbImage } from '../imaging/types.js'
 import { type ModelInput, planSession, type ModelOptions } from './model.js'
-import { startModelThread } from './model-thread.js'
+import { type ModelThread, startModelThread } from './model-thread.js'
 import { toSourceMask } from './postprocess.js'
 import { type InputSize, toInputTensor } from './preprocess.js'
 
@@ -27,13 +27,46 @@ export interface Segmenter {
 }
 
 /**
- * Loads the model once (in its own thread) and returns the segmenter that reuses its session for
- * every call.
+ * `sessions` model threads, each with its own session, and a run goes to the least busy one: with
+ * 2 cores, two 1-thread sessions running two images at once is the other way to use them than one
+ * 2-thread session (bench/throughput.ts measured both; docs/quality.md "Throughput").
+ */
+async function startPool(plan: Awaited<ReturnType<typeof planSession>>, sessions: number) {
+  const threads: ModelThread[] = []
+  try {
+    for (let i = 0; i < sessions; i++) threads.push(await startModelThread(plan))
+  } catch (err) {
+    await Promise.all(threads.map((t) => t.close()))
+    throw err
+  }
+  const busy = threads.map(() => 0)
+  return {
+    async run(input: Float32Array, dims: readonly number[]): Promise<Float32Array> {
+      const i = busy.indexOf(Math.min(...busy))
+      busy[i]++
+      try {
+        return await threads[i].run(input, dims)
+      } finally {
+        busy[i]--
+      }
+    },
+    close: async () => {
+      await Promise.all(threads.map((t) => t.close()))
+    },
+  }
+}
+
+/**
+ * Loads the model once per session (each in its own thread) and returns the segmenter that reuses
+ * the sessions for every call.
  * @example const segmenter = await createSegmenter({ threads: 2 });
  */
-export async function createSegmenter(options: ModelOptions = {}): Promise<Segmenter> {
+export async function createSegmenter({
+  sessions = 1,
+  ...options
+}: ModelOptions & { sessions?: number } = {}): Promise<Segmenter> {
   const plan = await planSession(options)
-  const model = await startModelThread(plan)
+  const model = await startPool(plan, sessions)
   return {
     version: plan.version,
     input: plan.input,

@@ -82,7 +82,24 @@ async function fileSha256(path: string): Promise<string> {
   return hash.digest('hex')
 }
 
+/** Which onnxruntime runs the model: the native `onnxruntime-node` or the wasm `onnxruntime-web`. */
+export const RUNTIMES = ['node', 'web'] as const
+export type Runtime = (typeof RUNTIMES)[number]
+
+/**
+ * `INFERENCE_RUNTIME` (default `node`). Read here rather than only in main.ts so the inference tests
+ * run unchanged on either runtime (`INFERENCE_RUNTIME=web npx vitest run …`).
+ * @throws {Error} for any other value
+ */
+export function runtimeFromEnv(value = process.env.INFERENCE_RUNTIME): Runtime {
+  if (value === undefined || value === '') return 'node'
+  if ((RUNTIMES as readonly string[]).includes(value)) return value as Runtime
+  throw new Error(`Expected one of ${RUNTIMES.join(', ')} for INFERENCE_RUNTIME but received ${value} of type string`)
+}
+
 export interface ModelOptions {
+  /** `INFERENCE_RUNTIME`: `node` (default) or `web` (wasm, slower, no native binary needed). */
+  runtime?: Runtime
   /** Path to another ONNX salient-object model with ISNet's I/O (`SEGMENTATION_MODEL`). */
   modelPath?: string
   /** onnxruntime intra-op threads (`INFERENCE_THREADS`); 2 by default. */
@@ -174,6 +191,7 @@ export interface LoadedModel {
 
 /** What opening a session needs, as plain data (it crosses into the model thread). */
 export interface SessionPlan {
+  runtime: Runtime
   path: string
   version: string
   input: ModelInput
@@ -185,12 +203,17 @@ export interface SessionPlan {
  * cut peak RSS from 2.3 GB to 1.5 GB at about the same speed (STACK.md).
  */
 export async function planSession({
+  runtime = runtimeFromEnv(),
   modelPath,
   threads = 2,
   providers = ['cpu'],
   spinning = false,
 }: ModelOptions = {}): Promise<SessionPlan> {
-  const executionProviders = resolveProviders(providers)
+  // onnxruntime-web in Node has one provider, wasm (the CPU); GPUs need onnxruntime-node.
+  if (runtime === 'web' && providers.some((p) => p !== 'cpu')) {
+    throw new Error(`INFERENCE_RUNTIME=web runs on the CPU only; received INFERENCE_PROVIDERS=${providers.join(',')}`)
+  }
+  const executionProviders = runtime === 'web' ? ['wasm'] : resolveProviders(providers)
   // The default model runs as its size-agnostic graph: identical at 1024² (checked when it is
   // built), and it lets `fast` and `high` run other input sizes on the same session.
   const path = modelPath ?? (await prepareSizeAgnosticModel(await prepareDefaultModel()))
@@ -202,6 +225,7 @@ export async function planSession({
     : DEFAULT_MODEL_VERSION
   const spin = spinning ? '1' : '0'
   return {
+    runtime,
     path,
     version,
     input,
@@ -242,7 +266,8 @@ export function ioNames(
  * createSegmenter runs the session in a worker thread (model-thread.ts). The bench's floor uses it.
  */
 export async function loadModel(options: ModelOptions = {}): Promise<LoadedModel> {
-  const plan = await planSession(options)
+  // The bench's floor is the native runtime's bare run whatever INFERENCE_RUNTIME says.
+  const plan = await planSession({ ...options, runtime: 'node' })
   let session: ort.InferenceSession
   try {
     session = await ort.InferenceSession.create(plan.path, plan.options)
