@@ -14,7 +14,9 @@ import { decodeImage } from '../inference-server/src/imaging/decode.js'
 import type { Mask, RgbImage } from '../inference-server/src/imaging/types.js'
 import { type FastShape, inputFor } from '../inference-server/src/levels/sizes.js'
 import { createSegmenter, type InputSize, type Segmenter } from '../inference-server/src/segmentation/index.js'
-import { FIXTURE_PHOTOS, fixturePhoto, syntheticJpeg } from './lib/images.js'
+import { type ApiCall, callApi, callServer, type ServerCall } from './lib/clients.js'
+import { type BenchImage, FIXTURE_PHOTOS, fixturePhoto, syntheticJpeg } from './lib/images.js'
+import type { ApiStack, InferenceServer } from './lib/stack.js'
 import { machineInfo, median, RESULTS_DIR, round } from './lib/util.js'
 import { fixtureMasks, makeComposites } from './quality.js'
 
@@ -74,7 +76,93 @@ async function timeAtModel(segmenter: Segmenter, reps: number, log: (m: string) 
   return Object.fromEntries(inputs.map((i) => [i.key, { input: i.size, ms: round(median(times.get(i.key) ?? []), 0) }]))
 }
 
-export async function runLevelsBench({ reps = 3, log = (m: string) => process.stderr.write(`${m}\n`) } = {}) {
+const LEVELS = ['fast', 'balanced', 'high'] as const
+
+/**
+ * Each level through the inference server (mask) and the API (cutout) on `image`, interleaved per
+ * round so load falls on all alike; medians in ms, and balanced's time over fast's.
+ */
+export async function timeLevelsThroughApi(
+  server: InferenceServer,
+  api: ApiStack | undefined,
+  image: BenchImage,
+  reps: number,
+  log: (m: string) => void,
+) {
+  const server_: Record<string, ServerCall[]> = { fast: [], balanced: [], high: [] }
+  const api_: Record<string, ApiCall[]> = { fast: [], balanced: [], high: [] }
+  const base = { alpha: { mode: 'raw', feather: 0 } } as const
+  for (let r = 0; r < reps; r++) {
+    for (const quality of LEVELS) {
+      server_[quality].push(await callServer(server, image, { ...base, quality, output: 'mask' }))
+      if (api) api_[quality].push(await callApi(api, image, { ...base, quality, output: 'cutout' }))
+    }
+    log(`levels through the API: round ${r + 1}/${reps}`)
+  }
+  const out = Object.fromEntries(
+    LEVELS.map((q) => [
+      q,
+      {
+        serverMaskMs: round(median(server_[q].map((c) => c.ms)), 0),
+        apiRemovalAndDownloadMs: api_[q].length ? round(median(api_[q].map((c) => c.removal + c.download)), 0) : null,
+      },
+    ]),
+  )
+  const ratio = (a: number | null, b: number | null) => (a && b ? round(a / b, 2) : null)
+  return {
+    image: image.name,
+    reps,
+    levels: out,
+    balancedOverFast: {
+      server: ratio(out.balanced.serverMaskMs, out.fast.serverMaskMs),
+      api: ratio(out.balanced.apiRemovalAndDownloadMs, out.fast.apiRemovalAndDownloadMs),
+    },
+  }
+}
+
+/** onnxruntime-web (wasm) against onnxruntime-node: time at 1024² on 1 MP and mask MAD on the fixtures. */
+async function webRuntime(native: Segmenter, reps: number, log: (m: string) => void) {
+  const web = await createSegmenter({ runtime: 'web' })
+  try {
+    const { image } = await decodeImage((await syntheticJpeg('1mp')).bytes)
+    const times = { node: [] as number[], web: [] as number[] }
+    await web.segment(image, NATIVE)
+    for (let r = 0; r < reps; r++) {
+      for (const [key, s] of [
+        ['node', native],
+        ['web', web],
+      ] as const) {
+        const t0 = performance.now()
+        await s.segment(image, NATIVE)
+        times[key].push(performance.now() - t0)
+      }
+    }
+    const mad: Record<string, number> = {}
+    for (const { name, image: photo } of await images()) {
+      const [a, b] = [await native.segment(photo, NATIVE), await web.segment(photo, NATIVE)]
+      let sum = 0
+      for (let i = 0; i < a.data.length; i++) sum += Math.abs(a.data[i] - b.data[i])
+      mad[name] = round(sum / a.data.length, 4)
+    }
+    log(`levels: web runtime ${JSON.stringify(mad)}`)
+    return {
+      nodeMs1mp: round(median(times.node), 0),
+      webMs1mp: round(median(times.web), 0),
+      webOverNode: round(median(times.web) / median(times.node), 2),
+      maskMadOnFixtures: mad,
+      rule: 'mask MAD ≤ 1 (8-bit) against onnxruntime-node',
+      ok: Object.values(mad).every((v) => v <= 1),
+    }
+  } finally {
+    await web.close()
+  }
+}
+
+export async function runLevelsBench({
+  reps = 3,
+  web = true,
+  log = (m: string) => process.stderr.write(`${m}\n`),
+} = {}) {
   const segmenter = await createSegmenter()
   try {
     const timing = await timeAtModel(segmenter, reps, log)
@@ -93,6 +181,7 @@ export async function runLevelsBench({ reps = 3, log = (m: string) => process.st
       }
       log(`levels: ${name} ${JSON.stringify(iou[name])}`)
     }
+    const webResult = web ? await webRuntime(segmenter, reps, log) : null
     const nativeMs = timing['native-1024'].ms
     const candidates = CANDIDATES.map((c) => {
       const key = label(c)
@@ -121,6 +210,7 @@ export async function runLevelsBench({ reps = 3, log = (m: string) => process.st
       candidates,
       pick,
       fallback,
+      webRuntime: webResult,
     }
   } finally {
     await segmenter.close()

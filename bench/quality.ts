@@ -261,14 +261,11 @@ export async function runQualityBench({
         alpha: { mode: 'raw', feather: 0 },
         output: 'mask',
       })
-      const cutout =
-        quality === 'fast'
-          ? undefined
-          : await removeBackground(segmenter, c.bytes, {
-              quality,
-              alpha: { mode: 'raw', feather: 0 },
-              output: 'cutout',
-            })
+      const cutout = await removeBackground(segmenter, c.bytes, {
+        quality,
+        alpha: { mode: 'raw', feather: 0 },
+        output: 'cutout',
+      })
       row[quality] = await score(c, mask, cutout)
     }
     ;(c as { current?: boolean }).current = false
@@ -298,7 +295,34 @@ export async function runQualityBench({
     )
   }
   const highBeatsBalanced = rows.every((r) => (r.high as Scores).sad < (r.balanced as Scores).sad)
-  return { oracle, composites: rows, meanBySize: summary, highBeatsBalancedInSadOnEveryComposite: highBeatsBalanced }
+  // Issue 14's target: high ≥ 10 % lower SAD and gradient error than balanced on the 12 MP composites.
+  const lower = (size: string, k: keyof Scores) => {
+    const [b, h] = [mean('balanced', k, size), mean('high', k, size)]
+    return b && h !== null ? round((100 * (b - h)) / b, 1) : null
+  }
+  const highVsBalanced = Object.fromEntries(
+    (sizes ?? Object.keys(QUALITY_SIZES)).map((size) => [
+      size,
+      {
+        sadLowerPct: lower(size, 'sad'),
+        gradLowerPct: lower(size, 'grad'),
+        edgeColourLowerPct: lower(size, 'edgeColour'),
+        extraMs: round((mean('high', 'ms', size) ?? 0) - (mean('balanced', 'ms', size) ?? 0), 0),
+      },
+    ]),
+  )
+  const t12 = highVsBalanced['12mp'] as { sadLowerPct: number | null; gradLowerPct: number | null } | undefined
+  return {
+    oracle,
+    composites: rows,
+    meanBySize: summary,
+    highBeatsBalancedInSadOnEveryComposite: highBeatsBalanced,
+    highVsBalanced,
+    target: {
+      rule: 'high ≥ 10 % lower SAD and gradient error than balanced on the 12 MP composites (mask time, mean)',
+      ok: t12 ? (t12.sadLowerPct ?? 0) >= 10 && (t12.gradLowerPct ?? 0) >= 10 : null,
+    },
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
