@@ -44,6 +44,8 @@ export interface Timings {
 
 export interface RemoveResult {
   png: Buffer
+  /** Model runs the level took: 1, or for `high` on a large image 1 + its close-up tiles. */
+  modelRuns: number
   width: number
   height: number
   timings: Timings
@@ -75,7 +77,9 @@ export async function removeBackground(
   try {
     const profile = QUALITY_PROFILES[options.quality]
     onStage('segmenting')
-    const { mask: modelMask } = await timed(timings, 'segment', () => levelMask(segmenter, image, options.quality))
+    const { mask: modelMask, modelRuns } = await timed(timings, 'segment', () =>
+      levelMask(segmenter, image, options.quality),
+    )
     onStage('refining')
     // Refinement is counted in `segment`: it is part of making the mask.
     const raw = await timed(timings, 'segment', async () =>
@@ -95,6 +99,7 @@ export async function removeBackground(
     })
     return {
       png,
+      modelRuns,
       width: image.width,
       height: image.height,
       timings: timings as Timings,
