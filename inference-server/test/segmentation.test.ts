@@ -116,7 +116,10 @@ describe('ISNet segmentation', () => {
     const balanced = await rawPng((await removeBackground(segmenter, bytes, { ...options, quality: 'balanced' })).png)
     const started = performance.now()
     const high = await removeBackground(segmenter, bytes, { ...options, quality: 'high' })
-    console.log(`2048² high in ${(performance.now() - started).toFixed(0)} ms, ${high.modelRuns} model runs`, high.timings)
+    console.log(
+      `2048² high in ${(performance.now() - started).toFixed(0)} ms, ${high.modelRuns} model runs`,
+      high.timings,
+    )
     expect(high.modelRuns).toBeGreaterThan(1)
     const refined = await rawPng(high.png)
     expect(refined).toMatchObject({ width: 2048, height: 2048, channels: 1 })

@@ -132,7 +132,7 @@ function symbolicSpatial(value: {
   type?: { tensorType?: { shape?: { dim?: unknown[] | null } | null } | null } | null
 }) {
   const dims = value.type?.tensorType?.shape?.dim as unknown[] | undefined
-  if (!dims || dims.length !== 4) return
+  if (dims?.length !== 4) return
   dims[2] = onnx.TensorShapeProto.Dimension.create({ dimParam: HEIGHT_DIM })
   dims[3] = onnx.TensorShapeProto.Dimension.create({ dimParam: WIDTH_DIM })
 }
