@@ -28,9 +28,11 @@ if (!signingKey) {
 }
 const port = intFromEnv('PORT', 7071, 0)
 const host = process.env.HOST || '127.0.0.1'
-// One session with 2 intra-op threads by default: on 2 cores it gave more images per minute at
-// 1 MP through the API than two 1-thread sessions side by side (bench/throughput.ts,
-// docs/quality.md "Throughput"), at half the memory. Requests run at most one per session.
+// One session with 2 intra-op threads by default. Two 1-thread sessions side by side gave 22.4
+// images per minute at 1 MP through the API against 20.6 (bench/results/throughput-issue14.json:
+// one round of two even, the other +15 %), for 1.27 GB RSS instead of 0.78 GB (over DESIGN.md's
+// 1.2 GB) and twice the latency of a lone request: not worth it here (docs/quality.md "Throughput").
+// Requests run at most one per session.
 const sessions = intFromEnv('INFERENCE_SESSIONS', 1, 1)
 const limiter = new Limiter({
   concurrency: intFromEnv('INFERENCE_CONCURRENCY', sessions, 1),

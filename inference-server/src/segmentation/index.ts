@@ -29,7 +29,8 @@ export interface Segmenter {
 /**
  * `sessions` model threads, each with its own session, and a run goes to the least busy one: with
  * 2 cores, two 1-thread sessions running two images at once is the other way to use them than one
- * 2-thread session (bench/throughput.ts measured both; docs/quality.md "Throughput").
+ * 2-thread session (bench/throughput.ts measured both: +9 % images per minute for +60 % memory;
+ * docs/quality.md "Throughput").
  */
 async function startPool(plan: Awaited<ReturnType<typeof planSession>>, sessions: number) {
   const threads: ModelThread[] = []
