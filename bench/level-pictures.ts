@@ -28,10 +28,11 @@ for (const size of sizes) {
       .toBuffer(),
   )
 }
-await sharp({ create: { width: W * panels.length, height: H, channels: 3, background: '#000' } })
+// Composite first, then scale: in one sharp pipeline the resize would run before the composite.
+const strip = await sharp({ create: { width: W * panels.length, height: H, channels: 3, background: '#000' } })
   .composite(panels.map((input, i) => ({ input, left: W * i, top: 0 })))
-  .resize({ width: 1600 })
-  .png({ compressionLevel: 9 })
-  .toFile(OUT)
+  .png()
+  .toBuffer()
+await sharp(strip).resize({ width: 1600 }).png({ compressionLevel: 9 }).toFile(OUT)
 await segmenter.close()
 console.log(`wrote ${OUT}: photo, ${sizes.map((s) => `${s.width}×${s.height}`).join(', ')}`)
