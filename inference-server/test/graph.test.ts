@@ -8,11 +8,17 @@ import { join } from 'node:path'
 import * as ort from 'onnxruntime-node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeImage } from '../src/imaging/decode.js'
-import { decodeModel, fixedResizes, sizeAgnosticModel, staticInputShape } from '../src/segmentation/graph.js'
+import {
+  decodeModel,
+  encodeModel,
+  fixedResizes,
+  sizeAgnosticModel,
+  staticInputShape,
+} from '../src/segmentation/graph.js'
 import { modelInput, prepareDefaultModel } from '../src/segmentation/model.js'
 import { quantizeMask } from '../src/segmentation/postprocess.js'
 import { toInputTensor } from '../src/segmentation/preprocess.js'
-import { prepareSizeAgnosticModel } from '../src/segmentation/size-agnostic.js'
+import { prepareSizeAgnosticModel, verifyIdentical } from '../src/segmentation/size-agnostic.js'
 import { fixture, meanAbsDiff } from './helpers.js'
 
 const OPTIONS = { intraOpNumThreads: 2, enableCpuMemArena: false, graphOptimizationLevel: 'all' } as const
@@ -71,6 +77,21 @@ describe('the size-agnostic graph', () => {
     expect((await run(rewritten, 640, 640)).dims).toEqual([1, 1, 640, 640])
     expect((await run(rewritten, 768, 512)).dims).toEqual([1, 1, 512, 768])
     await expect(run(original, 640, 640)).rejects.toThrow(/invalid dimensions/i)
+  })
+
+  it('the prepare-time check catches a graph with one weight changed', async () => {
+    const model = decodeModel(await readFile(rewritten))
+    // One fp16 weight doubled or halved (its exponent's lowest bit flipped): one of ~44 M.
+    const weight = model.graph?.initializer?.find((t) => t.dataType === 10 && (t.rawData?.length ?? 0) > 2)
+    if (!weight?.rawData) throw new Error('no fp16 initializer')
+    weight.rawData[1] ^= 0x04
+    const { image } = await decodeImage(await fixture('astronaut.png'))
+    await expect(verifyIdentical(original, encodeModel(model), [image], [1, 3, 1024, 1024])).rejects.toThrow(
+      /differs from the original on fixture 0/,
+    )
+    await expect(verifyIdentical(original, await readFile(rewritten), [image], [1, 3, 1024, 1024])).resolves.toBe(
+      undefined,
+    )
   })
 
   it('refuses a Resize whose target is not a whole multiple of its input', async () => {

@@ -78,6 +78,23 @@ function firstDifference(a: Float32Array[], b: Float32Array[]): number {
 }
 
 /**
+ * Runs the original model file and the rewritten graph on each image at `shape` (the export's
+ * size) and requires every output to be identical, float for float.
+ * @throws {Error} naming the first image whose outputs differ
+ */
+export async function verifyIdentical(
+  source: string,
+  rewritten: Uint8Array,
+  images: RgbImage[],
+  shape: number[],
+): Promise<void> {
+  const expected = await runAll(source, images, shape)
+  const actual = await runAll(rewritten, images, shape)
+  const bad = firstDifference(expected, actual)
+  if (bad >= 0) throw new Error(`The size-agnostic graph of ${source} differs from the original on fixture ${bad}`)
+}
+
+/**
  * Returns the path of the verified size-agnostic copy of the static model at `source`, building
  * and caching it first when needed.
  * @throws {Error} when the model has no static input or no fixed Resize, or the rewrite's output
@@ -98,11 +115,7 @@ export async function prepareSizeAgnosticModel(
   if (!resizes.length) throw new Error(`${source} has no Resize with a fixed target size to rewrite`)
   const rewritten = sizeAgnosticModel(model, resizes, await probeShapes(probeModel(model, resizes), shape))
 
-  const images = await verifyImages(verifyDir)
-  const expected = await runAll(source, images, shape)
-  const actual = await runAll(rewritten, images, shape)
-  const bad = firstDifference(expected, actual)
-  if (bad >= 0) throw new Error(`The size-agnostic graph of ${source} differs from the original on fixture ${bad}`)
+  await verifyIdentical(source, rewritten, await verifyImages(verifyDir), shape)
 
   await mkdir(cacheDir, { recursive: true })
   const partial = `${target}.${process.pid}.partial`
