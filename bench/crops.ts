@@ -1,6 +1,6 @@
 /**
  * `tsx bench/crops.ts`: the before/after crops of docs/quality.md. One 12 MP synthetic composite
- * (bench/quality.ts) goes through `balanced` and `high`; a 200×200 window on the object's edge is
+ * (bench/quality.ts) goes through `fast`, `balanced` and `high`; a 200×200 window on the object's edge is
  * cut from the true alpha and from each result, and each cutout is laid over a flat green so edge
  * halos and leftover background colour show. Writes docs/quality/*.png (small, committed).
  */
@@ -79,7 +79,7 @@ for (let p = 0; p < truthAlpha.length; p++) {
 }
 await overGreen(truthRgba, `${which}-truth-cutout.png`)
 await alphaCrop(truthAlpha, `${which}-truth-alpha.png`)
-for (const quality of ['balanced', 'high'] as const) {
+for (const quality of ['fast', 'balanced', 'high'] as const) {
   const cutout = await removeBackground(segmenter, c.bytes, {
     quality,
     alpha: { mode: 'raw', feather: 0 },

@@ -14,9 +14,14 @@
  * benchmark (bench/catalog.ts) bench/results/catalog-<name>.json, and the try-on benchmark
  * (bench/tryon.ts) bench/results/tryon-<name>.json.
  *
+ * Quality levels (issue 14): each level through the server and the API at 1 MP (during the main
+ * run), then the input-size sweep and the web runtime (bench/levels.ts) into
+ * bench/results/levels-<name>.json with the issue's targets, and the throughput of one 2-thread
+ * session against two 1-thread sessions (bench/throughput.ts) into throughput-<name>.json.
+ *
  * Flags: --name <name> (default "latest"), --rounds <n> (scales repetitions), --no-api,
- * --no-reference, --no-quality, --no-refinement, --no-catalog, --no-tryon, --only <substring of
- * image names>, --verbose (child output).
+ * --no-reference, --no-quality, --no-refinement, --no-catalog, --no-tryon, --no-levels,
+ * --no-throughput, --only <substring of image names>, --verbose (child output).
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
@@ -33,7 +38,10 @@ import { fixturePhoto, FIXTURE_PHOTOS, syntheticJpeg, type BenchImage } from './
 import { startApi, startInference, type ApiStack } from './lib/stack.js'
 import { runCatalogBench } from './catalog.js'
 import { ratioChart } from './chart.js'
+import { FAST_INPUT } from '../inference-server/src/levels/sizes.js'
+import { runLevelsBench, timeLevelsThroughApi } from './levels.js'
 import { runQualityBench } from './quality.js'
+import { runThroughputBench } from './throughput.js'
 import { runRefinementBench } from './refinement.js'
 import { runTryOnBench } from './tryon.js'
 import { machineInfo, median, RESULTS_DIR, rssOf, round, stats } from './lib/util.js'
@@ -48,6 +56,8 @@ const { values: flags } = parseArgs({
     'no-refinement': { type: 'boolean', default: false },
     'no-tryon': { type: 'boolean', default: false },
     'no-catalog': { type: 'boolean', default: false },
+    'no-levels': { type: 'boolean', default: false },
+    'no-throughput': { type: 'boolean', default: false },
     only: { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
@@ -105,6 +115,7 @@ const reference = flags['no-reference'] ? undefined : createReference()
 const floorTimes: number[] = []
 
 let serverRss = 0
+let levelsApi: Awaited<ReturnType<typeof timeLevelsThroughApi>> | undefined
 try {
   // Warm-up (untimed): first runs allocate and JIT.
   const warm = samples.find((s) => s.image.name.includes('1mp'))?.image ?? selected[0]
@@ -135,6 +146,10 @@ try {
         `round ${round + 1}/${s.reps} ${s.image.name}: floor ${floorTimes[floorTimes.length - 1].toFixed(0)} ms, mask ${last(s.mask)}, cutout ${last(s.cutout)}, api ${s.api.length ? s.api[s.api.length - 1].total.toFixed(0) : '-'}, reference ${s.reference.length ? s.reference[s.reference.length - 1].toFixed(0) : '-'}`,
       )
     }
+  }
+  const oneMpImage = samples.find((s) => s.image.name.includes('1mp'))?.image
+  if (!flags['no-levels'] && oneMpImage) {
+    levelsApi = await timeLevelsThroughApi(server, api, oneMpImage, Math.max(3, Math.round(5 * scale)), log)
   }
 } finally {
   serverRss = server.child.proc.pid ? rssOf(server.child.proc.pid) : 0
@@ -248,6 +263,47 @@ log(`\nfloor median ${f.toFixed(0)} ms`)
 for (const r of results) log(`${r.name.padEnd(22)} ${JSON.stringify(r.ratios)}`)
 log(JSON.stringify(targets, null, 2))
 log(`wrote bench/results/${flags.name}.json and .svg in ${report.durationSeconds} s`)
+
+if (!flags['no-levels']) {
+  log('\nquality levels: input-size sweep and web runtime…')
+  const sweep = await runLevelsBench({ reps: Math.max(3, Math.round(3 * scale)), log })
+  const chosen = sweep.candidates.find((c) => c.side === FAST_INPUT.side && c.shape === FAST_INPUT.shape)
+  const fixtures = Object.fromEntries(Object.entries(sweep.iou).filter(([n]) => !n.includes('-on-')))
+  const chosenKey = chosen?.key ?? ''
+  const levelTargets = {
+    fastInput: FAST_INPUT,
+    fastAtModel: {
+      rule: 'fast ≥ 2× faster than balanced at the model (1 MP)',
+      value: chosen?.speedup,
+      ok: (chosen?.speedup ?? 0) >= 2,
+    },
+    fastThroughApi: {
+      rule: 'fast ≥ 2× faster than balanced through the API (1 MP, removal + download)',
+      value: levelsApi?.balancedOverFast.api ?? null,
+      ok: levelsApi?.balancedOverFast.api != null ? levelsApi.balancedOverFast.api >= 2 : null,
+    },
+    fastIoUOnFixtures: {
+      rule: 'fast mask IoU ≥ 0.95 against balanced on every fixture photo',
+      values: Object.fromEntries(Object.entries(fixtures).map(([n, r]) => [n, r[chosenKey]])),
+      ok: Object.values(fixtures).every((r) => r[chosenKey] >= 0.95),
+    },
+  }
+  writeFileSync(
+    `${RESULTS_DIR}levels-${flags.name}.json`,
+    `${JSON.stringify({ name: flags.name, date: new Date().toISOString(), machine, targets: levelTargets, throughApi: levelsApi ?? null, ...sweep }, null, 2)}\n`,
+  )
+  log(`${JSON.stringify(levelTargets)}\nwrote bench/results/levels-${flags.name}.json`)
+}
+
+if (!flags['no-throughput'] && !flags['no-api']) {
+  log('\nthroughput: one 2-thread session vs two 1-thread sessions…')
+  const throughput = await runThroughputBench({ rounds: Math.max(1, Math.round(2 * scale)), log })
+  writeFileSync(
+    `${RESULTS_DIR}throughput-${flags.name}.json`,
+    `${JSON.stringify({ name: flags.name, date: new Date().toISOString(), machine, ...throughput }, null, 2)}\n`,
+  )
+  log(`${JSON.stringify(throughput.results)}\nwrote bench/results/throughput-${flags.name}.json`)
+}
 
 if (!flags['no-quality']) {
   log('\nquality benchmark…')

@@ -41,7 +41,15 @@ const STAGES: Stage[] = [
       tsc('web/tsconfig.json'),
     ],
   },
-  { name: 'inference', steps: [{ ...vitest(), cwd: join(root, 'inference-server') }] },
+  {
+    name: 'inference',
+    steps: [
+      // Reassemble the model and build its verified size-agnostic graph first (a minute on a busy
+      // 2-core box on a fresh clone), rather than inside the first test file's beforeAll.
+      { command: bin('tsx'), args: ['src/segmentation/prepare-model.ts'], cwd: join(root, 'inference-server') },
+      { ...vitest(), cwd: join(root, 'inference-server') },
+    ],
+  },
   { name: 'contract', steps: [vitest('--config', 'vitest.contract.config.mts')] },
   { name: 'worker', steps: [vitest('--config', 'vitest.worker.config.mts')] },
   { name: 'e2e', steps: [vitest('--config', 'vitest.e2e.config.mts')] },

@@ -7,6 +7,7 @@ import sharp from 'sharp'
 import { catalogConfigFromEnv, createCatalogGenerator } from './catalog/index.js'
 import { Limiter } from './limiter.js'
 import { createSegmenter } from './segmentation/index.js'
+import { runtimeFromEnv } from './segmentation/model.js'
 import { createTryOnModel, tryOnConfigFromEnv } from './tryon/index.js'
 import { createApp, startServer, type SegmenterSlot } from './server.js'
 
@@ -27,11 +28,18 @@ if (!signingKey) {
 }
 const port = intFromEnv('PORT', 7071, 0)
 const host = process.env.HOST || '127.0.0.1'
+// One session with 2 intra-op threads by default. Two 1-thread sessions side by side gave 22.4
+// images per minute at 1 MP through the API against 20.6 (bench/results/throughput-issue14.json:
+// one round of two even, the other +15 %), for 1.27 GB RSS instead of 0.78 GB (over DESIGN.md's
+// 1.2 GB) and twice the latency of a lone request: not worth it here (docs/quality.md "Throughput").
+// Requests run at most one per session.
+const sessions = intFromEnv('INFERENCE_SESSIONS', 1, 1)
 const limiter = new Limiter({
-  concurrency: intFromEnv('INFERENCE_CONCURRENCY', 1, 1),
+  concurrency: intFromEnv('INFERENCE_CONCURRENCY', sessions, 1),
   queueLimit: intFromEnv('INFERENCE_QUEUE_LIMIT', 8, 0),
 })
 const threads = intFromEnv('INFERENCE_THREADS', 2, 1)
+const runtime = runtimeFromEnv()
 const providers = process.env.INFERENCE_PROVIDERS || 'cpu'
 const spinning = process.env.INFERENCE_SPIN === '1'
 // libvips: no operation cache (every request's pixels are new, and the cache only holds memory),
@@ -70,6 +78,8 @@ try {
   // The pose models load from the package in their thread while the segmentation model loads.
   const poseReady = tryOn.ready()
   const segmenter = await createSegmenter({
+    runtime,
+    sessions,
     modelPath: process.env.SEGMENTATION_MODEL || undefined,
     threads,
     providers: providers.split(','),
@@ -77,7 +87,9 @@ try {
   })
   await poseReady
   model.current = segmenter
-  console.log(`model ready ${model.current.version} (providers ${providers}, ${threads} threads)`)
+  console.log(
+    `model ready ${model.current.version} (runtime ${runtime}, providers ${providers}, ${sessions} × ${threads} threads)`,
+  )
 } catch (err) {
   console.error(err)
   process.exit(1)

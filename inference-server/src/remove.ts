@@ -8,6 +8,7 @@ import { composeCutout } from './imaging/compose.js'
 import { decodeImage, type ImageInfo } from './imaging/decode.js'
 import { encodeCutoutPng, encodeMaskPng } from './imaging/encode.js'
 import { decontaminate, refineMask } from './imaging/refine.js'
+import { levelMask } from './levels/index.js'
 import type { Notice } from '../../src/contract/frames.js'
 import type { InferenceStage } from '../../src/contract/stages.js'
 import type { Quality, RemoveOptions } from './options.js'
@@ -17,17 +18,17 @@ import type { Segmenter } from './segmentation/index.js'
 export type OnStage = (stage: InferenceStage) => void
 
 /**
- * What each quality level does. The model's input is static 1024×1024 (STACK.md), so no level
- * changes the inference resolution; see README.md "Quality levels" for the honest account.
+ * What each quality level does after its model mask (levels/index.ts picks the inference
+ * resolution: `fast` smaller, `balanced` 1024², `high` 1024² plus a zoomed look at the edges).
  */
 export const QUALITY_PROFILES: Record<Quality, { compressionLevel: number; refine: boolean }> = {
-  // Same mask; PNG at zlib level 1: larger files, the fastest encode.
+  // PNG at zlib level 1: larger files, the fastest encode.
   fast: { compressionLevel: 1, refine: false },
   // The reference package's mask, bit for bit.
   balanced: { compressionLevel: 6, refine: false },
-  // balanced plus a colour guided-filter edge refinement at source resolution (imaging/refine.ts),
-  // only where the source is larger than the model's 1024² input, and edge-colour
-  // decontamination of cutouts at any size.
+  // After the zoomed look, a colour guided-filter edge refinement at source resolution
+  // (imaging/refine.ts), only where the source is larger than the model's 1024² input, and
+  // edge-colour decontamination of cutouts at any size.
   high: { compressionLevel: 6, refine: true },
 }
 
@@ -43,6 +44,8 @@ export interface Timings {
 
 export interface RemoveResult {
   png: Buffer
+  /** Model runs the level took: 1, or for `high` on a large image 1 + its close-up tiles. */
+  modelRuns: number
   width: number
   height: number
   timings: Timings
@@ -74,7 +77,9 @@ export async function removeBackground(
   try {
     const profile = QUALITY_PROFILES[options.quality]
     onStage('segmenting')
-    const modelMask = await timed(timings, 'segment', () => segmenter.segment(image))
+    const { mask: modelMask, modelRuns } = await timed(timings, 'segment', () =>
+      levelMask(segmenter, image, options.quality),
+    )
     onStage('refining')
     // Refinement is counted in `segment`: it is part of making the mask.
     const raw = await timed(timings, 'segment', async () =>
@@ -94,6 +99,7 @@ export async function removeBackground(
     })
     return {
       png,
+      modelRuns,
       width: image.width,
       height: image.height,
       timings: timings as Timings,

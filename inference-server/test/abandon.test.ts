@@ -11,7 +11,7 @@ import { signedRequest } from '../src/auth.js'
 import { Limiter, type LimiterStats } from '../src/limiter.js'
 import type { Segmenter } from '../src/segmentation/index.js'
 import { createApp, type RunningServer, startServer } from '../src/server.js'
-import { collectFrames, fixture, postParts, removeParts, waitFor } from './helpers.js'
+import { collectFrames, fixture, postParts, removeParts, STUB_INPUT, waitFor } from './helpers.js'
 
 const KEY = 'abandon-test-key'
 const REMOVE = '/v1/remove'
@@ -25,6 +25,7 @@ function gatedSegmenter() {
     open: () => open(),
     segmenter: {
       version: 'gated@1',
+      input: STUB_INPUT,
       async segment(image) {
         model.runs++
         await gate

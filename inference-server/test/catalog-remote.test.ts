@@ -14,7 +14,7 @@ import { imagePart, optionsPart } from '../src/auth.js'
 import { createRemoteGenerator, mapRemoteStatus, type RemoteRequest } from '../src/catalog/remote.js'
 import type { Segmenter } from '../src/segmentation/index.js'
 import { createApp } from '../src/server.js'
-import { fixture, postJob } from './helpers.js'
+import { fixture, postJob, STUB_INPUT } from './helpers.js'
 
 const KEY = 'catalog-remote-test-key'
 const TOKEN = 'gpu-secret'
@@ -79,6 +79,7 @@ beforeEach(() => {
 
 const stubSegmenter: Segmenter = {
   version: 'stub@1',
+  input: STUB_INPUT,
   segment: async () => {
     throw new Error('the remote backend runs no segmentation here')
   },

@@ -15,7 +15,7 @@ import { resizeMask } from '../src/imaging/mask-part.js'
 import { subjectBox } from '../src/render/crop.js'
 import type { Segmenter } from '../src/segmentation/index.js'
 import { createApp } from '../src/server.js'
-import { fixture, type JobAnswer, postJob, postParts, rawPng } from './helpers.js'
+import { fixture, type JobAnswer, postJob, postParts, rawPng, STUB_INPUT } from './helpers.js'
 
 const KEY = 'export-test-key'
 const EXPORT = '/v1/export'
@@ -26,6 +26,7 @@ const SPECK = { x: 10, y: 10, width: 2, height: 2 }
 
 const stubSegmenter: Segmenter = {
   version: 'stub@1',
+  input: STUB_INPUT,
   segment: async () => {
     throw new Error('the editing routes run no model')
   },

@@ -13,6 +13,10 @@ import type { RemoveRequest } from '../../src/contract/options.js'
 import type { InferenceStage } from '../../src/contract/stages.js'
 import { imagePart, optionsPart, type RequestPart, signedRequest } from '../src/auth.js'
 import type { Mask } from '../src/imaging/types.js'
+import type { ModelInput } from '../src/segmentation/model.js'
+
+/** What stub segmenters say about their input: a fixed 1024² model, like a static SEGMENTATION_MODEL. */
+export const STUB_INPUT: ModelInput = { kind: 'static', native: { width: 1024, height: 1024 } }
 
 export const fixture = (name: string): Promise<Buffer> =>
   readFile(fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url)))

@@ -12,6 +12,7 @@ import sharp from 'sharp'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { removeBackground } from '../src/remove.js'
 import { createSegmenter, type Segmenter } from '../src/segmentation/index.js'
+import { runtimeFromEnv } from '../src/segmentation/model.js'
 import { fixture, meanAbsDiff, rawPng } from './helpers.js'
 
 // Its default publicPath is relative to the cwd's node_modules; point it at the hoisted package.
@@ -64,7 +65,10 @@ describe('masks match @imgly/background-removal-node', () => {
     console.log(
       `${name}: MAD ${mad.toFixed(4)} (8-bit units), ${differing} pixels differ over ${ours.width}×${ours.height}`,
     )
-    expect(differing).toBe(0)
+    // onnxruntime-web's wasm kernels round differently from the native ones: its promise is the
+    // same mask within 1/255 on average (issue 14); the native runtime's is bit for bit.
+    if (runtimeFromEnv() === 'web') expect(mad).toBeLessThanOrEqual(1)
+    else expect(differing).toBe(0)
   })
 
   it('its PNG output is palette-quantised, so we compare against its raw RGBA instead', async () => {

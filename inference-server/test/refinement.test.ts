@@ -9,7 +9,7 @@ import { imagePart, optionsPart, type RequestPart } from '../src/auth.js'
 import { refinementRegion, toPixel } from '../src/refinement/region.js'
 import { createSegmenter, type Segmenter } from '../src/segmentation/index.js'
 import { createApp } from '../src/server.js'
-import { fixture, type JobAnswer, postJob, rawPng, removeParts, type Target } from './helpers.js'
+import { fixture, type JobAnswer, postJob, rawPng, removeParts, type Target, STUB_INPUT } from './helpers.js'
 
 const KEY = 'refinement-test-key'
 const REFINE = '/v1/refine'
@@ -161,7 +161,12 @@ describe('POST /v1/refine with the real model', () => {
 
 describe('POST /v1/refine body limit', () => {
   it('takes a photo at the upload limit plus its mask (101 MiB), where /v1/remove stops at 51 MiB', async () => {
-    const stub = { version: 'stub@1', segment: async () => Promise.reject(new Error('unused')), close: async () => {} }
+    const stub = {
+      version: 'stub@1',
+      input: STUB_INPUT,
+      segment: async () => Promise.reject(new Error('unused')),
+      close: async () => {},
+    }
     const app = createApp({ signingKey: KEY, model: { current: stub } })
     // The limit is read from Content-Length before the body: a short body with a large header is enough.
     const post = (path: string, mib: number) =>

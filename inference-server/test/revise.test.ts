@@ -11,13 +11,14 @@ import { imagePart, optionsPart } from '../src/auth.js'
 import { resizeMask } from '../src/imaging/mask-part.js'
 import type { Segmenter } from '../src/segmentation/index.js'
 import { createApp } from '../src/server.js'
-import { fixture, type JobAnswer, postJob, postParts, rawPng } from './helpers.js'
+import { fixture, type JobAnswer, postJob, postParts, rawPng, STUB_INPUT } from './helpers.js'
 
 const KEY = 'revise-test-key'
 const REVISE = '/v1/revise'
 
 const stubSegmenter: Segmenter = {
   version: 'stub@1',
+  input: STUB_INPUT,
   segment: async () => {
     throw new Error('the editing routes run no model')
   },

@@ -17,6 +17,7 @@ import {
   send,
   type Target,
   waitFor,
+  STUB_INPUT,
 } from './helpers.js'
 
 const KEY = 'server-test-key'
@@ -27,6 +28,7 @@ const MODEL_VERSION = 'isnet-general@1.4.5+fp16'
 /** A segmenter that answers a flat mask after `delay` ms: for HTTP behaviour without the model. */
 const stubSegmenter = (delay = 0): Segmenter => ({
   version: 'stub@1',
+  input: STUB_INPUT,
   async segment(image) {
     await new Promise((r) => setTimeout(r, delay))
     return { data: new Uint8Array(image.width * image.height).fill(200), width: image.width, height: image.height }
@@ -434,6 +436,7 @@ describe('HTTP server behaviour with a stub segmenter', () => {
   it('reports a segmenter failure as a processing_failed frame after the stage it failed in', async () => {
     const failing: Segmenter = {
       version: 'broken@1',
+      input: STUB_INPUT,
       async segment() {
         throw new Error('session exploded')
       },

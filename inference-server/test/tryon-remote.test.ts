@@ -14,13 +14,14 @@ import { createApp } from '../src/server.js'
 import { tryOnConfigFromEnv } from '../src/tryon/model.js'
 import { createRemoteTryOn, type RemoteTryOnRequest } from '../src/tryon/remote.js'
 import { makeTshirt } from './garments.js'
-import { fixture, postJob, rawPng } from './helpers.js'
+import { fixture, postJob, rawPng, STUB_INPUT } from './helpers.js'
 
 const KEY = 'tryon-remote-key'
 const TOKEN = 'gpu-token'
 
 const stubSegmenter: Segmenter = {
   version: 'stub@1',
+  input: STUB_INPUT,
   segment: async () => {
     throw new Error('the remote backend must not run the segmentation model')
   },

@@ -4,39 +4,83 @@
  * (SEGMENTATION_MODEL) or runtime can slot in without touching routes.
  */
 import type { Mask, RgbImage } from '../imaging/types.js'
-import { planSession, type ModelOptions } from './model.js'
-import { startModelThread } from './model-thread.js'
+import { type ModelInput, planSession, type ModelOptions } from './model.js'
+import { type ModelThread, startModelThread } from './model-thread.js'
 import { toSourceMask } from './postprocess.js'
-import { MODEL_SIZE, toInputTensor } from './preprocess.js'
+import { type InputSize, toInputTensor } from './preprocess.js'
+
+export type { InputSize } from './preprocess.js'
+export type { ModelInput } from './model.js'
 
 export interface Segmenter {
   /** e.g. `isnet-general@1.4.5+fp16`, sent back as `X-Model-Version`. */
   readonly version: string
-  /** The soft foreground mask of `image`, at the image's size. */
-  segment(image: RgbImage): Promise<Mask>
+  /** The input sizes the model takes (quality levels pick among them, levels/). */
+  readonly input: ModelInput
+  /**
+   * The soft foreground mask of `image`, at the image's size, with the model run at `size`
+   * (default: its native input; a static model ignores `size`).
+   */
+  segment(image: RgbImage, size?: InputSize): Promise<Mask>
   /** Frees the native session. */
   close(): Promise<void>
 }
 
 /**
- * Loads the model once (in its own thread) and returns the segmenter that reuses its session for
- * every call.
+ * `sessions` model threads, each with its own session, and a run goes to the least busy one: with
+ * 2 cores, two 1-thread sessions running two images at once is the other way to use them than one
+ * 2-thread session (bench/throughput.ts measured both: +9 % images per minute for +60 % memory;
+ * docs/quality.md "Throughput").
+ */
+async function startPool(plan: Awaited<ReturnType<typeof planSession>>, sessions: number) {
+  const threads: ModelThread[] = []
+  try {
+    for (let i = 0; i < sessions; i++) threads.push(await startModelThread(plan))
+  } catch (err) {
+    await Promise.all(threads.map((t) => t.close()))
+    throw err
+  }
+  const busy = threads.map(() => 0)
+  return {
+    async run(input: Float32Array, dims: readonly number[]): Promise<Float32Array> {
+      const i = busy.indexOf(Math.min(...busy))
+      busy[i]++
+      try {
+        return await threads[i].run(input, dims)
+      } finally {
+        busy[i]--
+      }
+    },
+    close: async () => {
+      await Promise.all(threads.map((t) => t.close()))
+    },
+  }
+}
+
+/**
+ * Loads the model once per session (each in its own thread) and returns the segmenter that reuses
+ * the sessions for every call.
  * @example const segmenter = await createSegmenter({ threads: 2 });
  */
-export async function createSegmenter(options: ModelOptions = {}): Promise<Segmenter> {
+export async function createSegmenter({
+  sessions = 1,
+  ...options
+}: ModelOptions & { sessions?: number } = {}): Promise<Segmenter> {
   const plan = await planSession(options)
-  const model = await startModelThread(plan)
+  const model = await startPool(plan, sessions)
   return {
     version: plan.version,
-    async segment(image) {
+    input: plan.input,
+    async segment(image, size) {
+      const input = plan.input.kind === 'static' || !size ? plan.input.native : size
       let output: Float32Array
       try {
         // Only the main output comes back: asking for all 12 of ISNet's costs ~300 MB more.
-        output = await model.run(toInputTensor(image), [1, 3, MODEL_SIZE, MODEL_SIZE])
+        output = await model.run(toInputTensor(image, input), [1, 3, input.height, input.width])
       } catch (err) {
         throw new Error(`Inference failed for model ${plan.version}`, { cause: err })
       }
-      const data = toSourceMask(output, MODEL_SIZE, image.width, image.height)
+      const data = toSourceMask(output, input, image.width, image.height)
       return { data, width: image.width, height: image.height }
     },
     close: () => model.close(),

@@ -23,7 +23,7 @@ type Reply = { id: number; output?: ArrayBuffer; error?: string }
  */
 export async function startModelThread(plan: SessionPlan): Promise<ModelThread> {
   const worker = new Worker(new URL('./model-worker.mjs', import.meta.url), {
-    workerData: { path: plan.path, options: plan.options },
+    workerData: { path: plan.path, options: plan.options, runtime: plan.runtime },
   })
   const ready = await new Promise<{ inputNames: string[]; outputNames: string[] }>((resolve, reject) => {
     worker.once('error', reject)

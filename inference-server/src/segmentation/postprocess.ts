@@ -1,6 +1,7 @@
 /**
  * Model output → mask at source size. The output is already in 0..1 (no sigmoid needed).
  */
+import type { InputSize } from './preprocess.js'
 import { resizePlane } from './resize.js'
 
 /**
@@ -14,9 +15,16 @@ export function quantizeMask(output: Float32Array): Uint8Array {
 }
 
 /**
- * Scales the square model mask back to the source size with the reference bilinear.
+ * Scales the model mask (`size` square, or the input size it was run at) back to the source size
+ * with the reference bilinear.
  * @example toSourceMask(output, 1024, 512, 512) // Uint8Array(512 * 512), 0 = background
  */
-export function toSourceMask(output: Float32Array, size: number, width: number, height: number): Uint8Array {
-  return resizePlane(quantizeMask(output), size, size, width, height)
+export function toSourceMask(
+  output: Float32Array,
+  size: number | InputSize,
+  width: number,
+  height: number,
+): Uint8Array {
+  const input = typeof size === 'number' ? { width: size, height: size } : size
+  return resizePlane(quantizeMask(output), input.width, input.height, width, height)
 }

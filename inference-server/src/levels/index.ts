@@ -1,0 +1,40 @@
+/**
+ * @module
+ * Quality levels (SPEC.md §2: `quality` controls inference resolution; issue 14):
+ * - `fast`: one model run at a smaller input (sizes.ts, picked by bench/levels.ts);
+ * - `balanced`: one run at the native 1024², the reference package's mask bit for bit;
+ * - `high`: balanced's run plus the zoomed second look over the edge band (edge-tiles.ts); the
+ *   caller then applies the guided filter and colour decontamination (remove.ts).
+ */
+import type { Mask, RgbImage } from '../imaging/types.js'
+import type { Quality } from '../options.js'
+import type { Segmenter } from '../segmentation/index.js'
+import { type EdgeTileOptions, zoomEdges } from './edge-tiles.js'
+import { fastInput } from './sizes.js'
+
+export { EDGE_TILE_DEFAULTS, type EdgeTileOptions } from './edge-tiles.js'
+export { FAST_INPUT, fastInput } from './sizes.js'
+
+export interface LevelMask {
+  mask: Mask
+  /** Model runs it took (1, or 1 + the tiles of `high`'s second look). */
+  modelRuns: number
+}
+
+/**
+ * The model mask of `image` for `quality`, at the image's size.
+ * @example const { mask } = await levelMask(segmenter, image, 'fast')
+ */
+export async function levelMask(
+  segmenter: Segmenter,
+  image: RgbImage,
+  quality: Quality,
+  tiles: Partial<EdgeTileOptions> = {},
+): Promise<LevelMask> {
+  if (quality === 'fast')
+    return { mask: await segmenter.segment(image, fastInput(image, segmenter.input)), modelRuns: 1 }
+  const base = await segmenter.segment(image, segmenter.input.native)
+  if (quality === 'balanced') return { mask: base, modelRuns: 1 }
+  const zoomed = await zoomEdges(segmenter, image, base, segmenter.input.native, tiles)
+  return { mask: zoomed.mask, modelRuns: 1 + zoomed.tiles }
+}

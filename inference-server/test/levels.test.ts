@@ -1,0 +1,145 @@
+/**
+ * Quality levels' parts without the model (stub segmenters): fast's input size, high's zoomed look
+ * over the edge band, and the runtime setting. The real model's levels are in segmentation.test.ts.
+ */
+import { describe, expect, it } from 'vitest'
+import type { Mask, RgbImage } from '../src/imaging/types.js'
+import { planTiles, uncertainBand, widen, zoomEdges } from '../src/levels/edge-tiles.js'
+import { levelMask } from '../src/levels/index.js'
+import { fastInput, inputFor } from '../src/levels/sizes.js'
+import type { InputSize, Segmenter } from '../src/segmentation/index.js'
+import { runtimeFromEnv } from '../src/segmentation/model.js'
+import { STUB_INPUT } from './helpers.js'
+
+const SIZE = 1600
+const R = 500
+/** A white disc of radius R on black: the truth is crisp. */
+function discImage(): RgbImage {
+  const data = new Uint8Array(SIZE * SIZE * 3)
+  for (let y = 0; y < SIZE; y++)
+    for (let x = 0; x < SIZE; x++)
+      if ((x - SIZE / 2) ** 2 + (y - SIZE / 2) ** 2 < R * R) data.fill(255, (y * SIZE + x) * 3, (y * SIZE + x) * 3 + 3)
+  return { data, width: SIZE, height: SIZE, channels: 3 }
+}
+const truth = (image: RgbImage): Uint8Array => Uint8Array.from({ length: SIZE * SIZE }, (_, i) => image.data[i * 3])
+/** What a 1024² view of a 12 MP photo gives: the disc's edge as a 12-pixel ramp. */
+function softMask(): Mask {
+  const data = new Uint8Array(SIZE * SIZE)
+  for (let y = 0; y < SIZE; y++)
+    for (let x = 0; x < SIZE; x++) {
+      const d = R - Math.hypot(x - SIZE / 2 + 0.5, y - SIZE / 2 + 0.5)
+      data[y * SIZE + x] = Math.round(Math.min(1, Math.max(0, d / 12 + 0.5)) * 255)
+    }
+  return { data, width: SIZE, height: SIZE }
+}
+const sad = (a: Uint8Array, b: Uint8Array) => a.reduce((s, v, i) => s + Math.abs(v - b[i]), 0)
+
+/** A stub model: the crop's own red channel (sharp, right), or `confused` (all foreground). */
+function stub(kind: 'sharp' | 'confused', sizes: InputSize[] = []): Segmenter {
+  return {
+    version: 'stub@1',
+    input: { kind: 'any', native: { width: 512, height: 512 }, multiple: 64 },
+    async segment(image, size) {
+      if (size) sizes.push(size)
+      const data = new Uint8Array(image.width * image.height)
+      for (let i = 0; i < data.length; i++) data[i] = kind === 'sharp' ? image.data[i * 3] : 255
+      return { data, width: image.width, height: image.height }
+    },
+    close: async () => {},
+  }
+}
+
+describe('fast input size', () => {
+  it('keeps about side² pixels at the photo aspect, sides multiples of 64', () => {
+    expect(inputFor({ width: 1224, height: 816 }, 704, 'aspect', 64)).toEqual({ width: 832, height: 576 })
+    expect(inputFor({ width: 512, height: 512 }, 704, 'aspect', 64)).toEqual({ width: 704, height: 704 })
+    expect(inputFor({ width: 100, height: 5000 }, 704, 'aspect', 64)).toEqual({ width: 128, height: 4992 })
+    expect(inputFor({ width: 1224, height: 816 }, 640, 'square', 64)).toEqual({ width: 640, height: 640 })
+  })
+
+  it('is the native input on a static model', () => {
+    expect(fastInput({ width: 1224, height: 816 }, STUB_INPUT)).toEqual({ width: 1024, height: 1024 })
+  })
+
+  it('fast runs the model once at the smaller input; balanced at the native one', async () => {
+    const sizes: InputSize[] = []
+    const image = { data: new Uint8Array(1224 * 816 * 3), width: 1224, height: 816, channels: 3 } as const
+    await levelMask(stub('sharp', sizes), image, 'fast')
+    await levelMask(stub('sharp', sizes), image, 'balanced')
+    expect(sizes).toEqual([
+      { width: 832, height: 576 },
+      { width: 512, height: 512 },
+    ])
+  })
+})
+
+describe("high's zoomed look over the edge band", () => {
+  const image = discImage()
+  const base = softMask()
+
+  it('finds the band and plans tiles only where it is', () => {
+    const band = uncertainBand(base, 8, 247)
+    const count = band.reduce((s, v) => s + v, 0)
+    expect(count).toBeGreaterThan(2 * Math.PI * R * 10)
+    expect(count).toBeLessThan(2 * Math.PI * R * 14)
+    expect(widen(band, SIZE, SIZE, 4).reduce((s, v) => s + v, 0)).toBeGreaterThan(count)
+    const tiles = planTiles(band, SIZE, SIZE, 384, 64)
+    // A 5 × 5 grid over 1600²: the centre tile sees only the disc's inside and the four corner
+    // tiles only the background, so those are skipped.
+    expect(tiles).toHaveLength(20)
+  })
+
+  it('replaces the soft edge with the close-ups: SAD against the truth falls, far pixels stay', async () => {
+    const sizes: InputSize[] = []
+    const { mask, tiles, kept } = await zoomEdges(
+      stub('sharp', sizes),
+      image,
+      base,
+      { width: 512, height: 512 },
+      {
+        tile: 512,
+        overlap: 64,
+      },
+    )
+    expect(kept).toBe(tiles)
+    expect(sizes.every((s) => s.width === 512 && s.height === 512)).toBe(true)
+    const t = truth(image)
+    expect(sad(mask.data, t)).toBeLessThan(sad(base.data, t) * 0.5)
+    const centre = (SIZE / 2) * SIZE + SIZE / 2
+    expect([mask.data[0], mask.data[centre]]).toEqual([0, 255])
+  })
+
+  it('drops close-ups that contradict what the base is sure of', async () => {
+    const { mask, kept, tiles } = await zoomEdges(
+      stub('confused'),
+      image,
+      base,
+      { width: 512, height: 512 },
+      {
+        tile: 512,
+        overlap: 64,
+      },
+    )
+    expect(tiles).toBeGreaterThan(0)
+    expect(kept).toBe(0)
+    expect(mask.data).toEqual(base.data)
+  })
+
+  it('leaves an image that is not much larger than the model input alone', async () => {
+    const small = { ...image, width: 700, height: 700, data: image.data.subarray(0, 700 * 700 * 3) }
+    const smallBase = { data: base.data.subarray(0, 700 * 700), width: 700, height: 700 }
+    const { mask, tiles } = await zoomEdges(stub('sharp'), small, smallBase, { width: 512, height: 512 })
+    expect(tiles).toBe(0)
+    expect(mask).toBe(smallBase)
+  })
+})
+
+describe('INFERENCE_RUNTIME', () => {
+  it('is node by default, web when asked, and refuses anything else', () => {
+    expect(runtimeFromEnv(undefined)).toBe('node')
+    expect(runtimeFromEnv('web')).toBe('web')
+    expect(() => runtimeFromEnv('gpu')).toThrow(
+      'Expected one of node, web for INFERENCE_RUNTIME but received gpu of type string',
+    )
+  })
+})
