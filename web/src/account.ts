@@ -73,30 +73,61 @@ function historyRow(job: Job): HTMLTableRowElement {
   return h('tr', {}, h('td', {}, formatDate(job.createdAt)), h('td', {}, status), h('td', {}, result))
 }
 
-export function setUpKeys(): { load(): Promise<void> } {
-  const list = byId('key-list')
-  const error = byId('keys-error')
-  const form = byId<HTMLFormElement>('key-form')
+/**
+ * A list of things whose secret is shown once at creation (API keys, webhook endpoints): load the
+ * list, create from the form and reveal the secret with a copy button, delete with a question.
+ */
+interface SecretList<T> {
+  /** The ids' prefix in the HTML: `<p>-list`, `<p>s-error`, `<p>-form`, `<p>-created`, `<p>-secret`, `<p>-copy`. */
+  prefix: string
+  load(): Promise<T[]>
+  /** Creates one from the form's fields; resolves with the secret to show once. */
+  create(): Promise<string>
+  /** The list item's text content. */
+  describe(item: T): (Node | string)[]
+  /** The button's word and its accessible label, the question asked first, and the path to DELETE. */
+  remove(item: T): { action: string; label: string; question: string; path: string }
+}
+
+function setUpSecretList<T>(spec: SecretList<T>): { load(): Promise<void> } {
+  const list = byId(`${spec.prefix}-list`)
+  const error = byId(`${spec.prefix}s-error`)
+  const form = byId<HTMLFormElement>(`${spec.prefix}-form`)
 
   const load = async () => {
     try {
-      const { keys } = await requestJson<{ keys: ApiKey[] }>('/v1/api-keys')
-      list.replaceChildren(...keys.map((key) => keyItem(key, load, error)))
+      list.replaceChildren(
+        ...(await spec.load()).map((item) => h('li', {}, ...spec.describe(item), removeButton(item))),
+      )
     } catch (err) {
       showError(error, describeError(err))
     }
+  }
+  const removeButton = (item: T) => {
+    const { action, label, question, path } = spec.remove(item)
+    const button = h('button', { type: 'button', class: 'secondary', 'aria-label': label }, action)
+    button.addEventListener('click', () => {
+      if (!confirm(question)) return
+      void busy(button, async () => {
+        try {
+          await requestJson(path, { method: 'DELETE' })
+          await load()
+        } catch (err) {
+          showError(error, describeError(err))
+        }
+      })
+    })
+    return button
   }
   form.addEventListener('submit', (event) => {
     event.preventDefault()
     void busy(form.querySelector('button')!, async () => {
       showError(error, null)
       try {
-        const name = byId<HTMLInputElement>('key-name').value.trim()
-        const created = await requestJson<ApiKey & { value: string }>('/v1/api-keys', {
-          method: 'POST',
-          json: name ? { name } : {},
-        })
-        revealSecret('key-created', 'key-value', created.value)
+        const secret = await spec.create()
+        byId(`${spec.prefix}-secret`).textContent = secret
+        byId(`${spec.prefix}-created`).hidden = false
+        byId(`${spec.prefix}-copy`).focus()
         form.reset()
         await load()
       } catch (err) {
@@ -104,110 +135,65 @@ export function setUpKeys(): { load(): Promise<void> } {
       }
     })
   })
-  setUpCopy('key-copy', 'key-value')
+  const copy = byId<HTMLButtonElement>(`${spec.prefix}-copy`)
+  copy.addEventListener('click', async () => {
+    await navigator.clipboard.writeText(byId(`${spec.prefix}-secret`).textContent ?? '')
+    copy.textContent = 'Copied'
+    setTimeout(() => (copy.textContent = 'Copy'), 2000)
+  })
   return { load }
 }
 
-function keyItem(key: ApiKey, reload: () => Promise<void>, error: HTMLElement): HTMLLIElement {
-  const revoke = h(
-    'button',
-    { type: 'button', class: 'secondary', 'aria-label': `Revoke ${key.name || key.prefix}` },
-    'Revoke',
-  )
-  revoke.addEventListener('click', () => {
-    if (!confirm(`Revoke ${key.name || key.prefix}? Programs using it stop working at once.`)) return
-    void busy(revoke, async () => {
-      try {
-        await requestJson(`/v1/api-keys/${key.id}`, { method: 'DELETE' })
-        await reload()
-      } catch (err) {
-        showError(error, describeError(err))
-      }
-    })
+export const setUpKeys = () =>
+  setUpSecretList<ApiKey>({
+    prefix: 'key',
+    load: async () => (await requestJson<{ keys: ApiKey[] }>('/v1/api-keys')).keys,
+    create: async () => {
+      const name = byId<HTMLInputElement>('key-name').value.trim()
+      const created = await requestJson<{ value: string }>('/v1/api-keys', {
+        method: 'POST',
+        json: name ? { name } : {},
+      })
+      return created.value
+    },
+    describe: (key) => [
+      h(
+        'span',
+        { class: 'grow' },
+        h('strong', {}, key.name || 'Unnamed key'),
+        ` ${key.prefix}… · ${key.scopes.join(', ')}`,
+      ),
+      h(
+        'span',
+        { class: 'muted' },
+        `created ${formatDate(key.createdAt)}, ${key.lastUsedAt ? `last used ${formatDate(key.lastUsedAt)}` : 'never used'}`,
+      ),
+    ],
+    remove: (key) => ({
+      action: 'Revoke',
+      label: `Revoke ${key.name || key.prefix}`,
+      question: `Revoke ${key.name || key.prefix}? Programs using it stop working at once.`,
+      path: `/v1/api-keys/${key.id}`,
+    }),
   })
-  const used = key.lastUsedAt ? `last used ${formatDate(key.lastUsedAt)}` : 'never used'
-  return h(
-    'li',
-    {},
-    h(
-      'span',
-      { class: 'grow' },
-      h('strong', {}, key.name || 'Unnamed key'),
-      ` ${key.prefix}… · ${key.scopes.join(', ')}`,
-    ),
-    h('span', { class: 'muted' }, `created ${formatDate(key.createdAt)}, ${used}`),
-    revoke,
-  )
-}
 
-export function setUpWebhooks(): { load(): Promise<void> } {
-  const list = byId('webhook-list')
-  const error = byId('webhooks-error')
-  const form = byId<HTMLFormElement>('webhook-form')
-
-  const load = async () => {
-    try {
-      const { endpoints } = await requestJson<{ endpoints: Endpoint[] }>('/v1/webhooks')
-      list.replaceChildren(...endpoints.filter((e) => !e.disabledAt).map((e) => endpointItem(e, load, error)))
-    } catch (err) {
-      showError(error, describeError(err))
-    }
-  }
-  form.addEventListener('submit', (event) => {
-    event.preventDefault()
-    void busy(form.querySelector('button')!, async () => {
-      showError(error, null)
-      try {
-        const url = byId<HTMLInputElement>('webhook-url').value.trim()
-        const created = await requestJson<Endpoint & { secret: string }>('/v1/webhooks', {
-          method: 'POST',
-          json: { url },
-        })
-        revealSecret('webhook-created', 'webhook-secret', created.secret)
-        form.reset()
-        await load()
-      } catch (err) {
-        showError(error, describeError(err))
-      }
-    })
+export const setUpWebhooks = () =>
+  setUpSecretList<Endpoint>({
+    prefix: 'webhook',
+    load: async () =>
+      (await requestJson<{ endpoints: Endpoint[] }>('/v1/webhooks')).endpoints.filter((e) => !e.disabledAt),
+    create: async () => {
+      const url = byId<HTMLInputElement>('webhook-url').value.trim()
+      return (await requestJson<{ secret: string }>('/v1/webhooks', { method: 'POST', json: { url } })).secret
+    },
+    describe: (endpoint) => [
+      h('span', { class: 'grow' }, h('code', {}, endpoint.url)),
+      h('span', { class: 'muted' }, endpoint.events.length ? endpoint.events.join(', ') : 'all events'),
+    ],
+    remove: (endpoint) => ({
+      action: 'Delete',
+      label: `Delete ${endpoint.url}`,
+      question: `Stop sending events to ${endpoint.url}?`,
+      path: `/v1/webhooks/${endpoint.id}`,
+    }),
   })
-  setUpCopy('webhook-copy', 'webhook-secret')
-  return { load }
-}
-
-function endpointItem(endpoint: Endpoint, reload: () => Promise<void>, error: HTMLElement): HTMLLIElement {
-  const remove = h('button', { type: 'button', class: 'secondary', 'aria-label': `Delete ${endpoint.url}` }, 'Delete')
-  remove.addEventListener('click', () => {
-    if (!confirm(`Stop sending events to ${endpoint.url}?`)) return
-    void busy(remove, async () => {
-      try {
-        await requestJson(`/v1/webhooks/${endpoint.id}`, { method: 'DELETE' })
-        await reload()
-      } catch (err) {
-        showError(error, describeError(err))
-      }
-    })
-  })
-  return h(
-    'li',
-    {},
-    h('span', { class: 'grow' }, h('code', {}, endpoint.url)),
-    h('span', { class: 'muted' }, endpoint.events.length ? endpoint.events.join(', ') : 'all events'),
-    remove,
-  )
-}
-
-function revealSecret(boxId: string, codeId: string, secret: string): void {
-  byId(codeId).textContent = secret
-  byId(boxId).hidden = false
-  byId(boxId).querySelector('button')?.focus()
-}
-
-function setUpCopy(buttonId: string, codeId: string): void {
-  const button = byId<HTMLButtonElement>(buttonId)
-  button.addEventListener('click', async () => {
-    await navigator.clipboard.writeText(byId(codeId).textContent ?? '')
-    button.textContent = 'Copied'
-    setTimeout(() => (button.textContent = 'Copy'), 2000)
-  })
-}

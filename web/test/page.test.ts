@@ -194,7 +194,7 @@ describe('the page, signed in', () => {
     await page.fill('#key-name', 'page test')
     await page.click('#key-form button')
     await page.locator('#key-created').waitFor()
-    const value = (await page.locator('#key-value').textContent()) ?? ''
+    const value = (await page.locator('#key-secret').textContent()) ?? ''
     expect(value).toMatch(/^sk_live_/)
     await page.locator('#key-list li', { hasText: 'page test' }).waitFor()
     const usage = () => fetch(new URL('/v1/usage', stack.baseUrl), { headers: { authorization: `Bearer ${value}` } })
