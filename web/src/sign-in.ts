@@ -4,7 +4,7 @@
  * appears when that outbox answers, which it never does in production.
  */
 import { describeError, requestJson } from './api'
-import { byId, busy, showError } from './dom'
+import { byId, busy, h, showError } from './dom'
 import { clearSession, loadSession, onSession, type Session, saveSession } from './session'
 
 interface Verified {
@@ -15,8 +15,12 @@ interface Verified {
   workspace: Session['workspace']
 }
 
-/** Wires the forms with ids sign-in-email-form, sign-in-code-form and the sign-out button. */
+/**
+ * Adds the email and code forms, the local-mode hint and the error region to `#sign-in` (both
+ * pages have that section; only their headings differ), then wires them and the sign-out button.
+ */
 export function setUpSignIn(): void {
+  byId('sign-in').append(...signInForms())
   const emailForm = byId<HTMLFormElement>('sign-in-email-form')
   const codeForm = byId<HTMLFormElement>('sign-in-code-form')
   const emailInput = byId<HTMLInputElement>('sign-in-email')
@@ -101,4 +105,41 @@ async function showOutboxHint(hint: HTMLElement, email: string): Promise<void> {
   const link = hint.querySelector('a')!
   link.href = path
   hint.hidden = false
+}
+
+/** The sign-in markup, made once here rather than copied into each page's HTML. */
+function signInForms(): HTMLElement[] {
+  const emailInput = h('input', { id: 'sign-in-email', type: 'email', autocomplete: 'email', required: true })
+  const codeInput = h('input', {
+    id: 'sign-in-code',
+    inputmode: 'numeric',
+    autocomplete: 'one-time-code',
+    pattern: '\\d{6}',
+    maxlength: '6',
+    required: true,
+  })
+  const outbox = h('a', { href: '/v1/dev/outbox', target: '_blank', rel: 'noopener' }, 'development outbox')
+  return [
+    h(
+      'form',
+      { id: 'sign-in-email-form', class: 'inline' },
+      h('label', {}, 'Email ', emailInput),
+      h('button', { type: 'submit' }, 'Email me a code'),
+    ),
+    h(
+      'form',
+      { id: 'sign-in-code-form', class: 'inline', hidden: true },
+      h('p', {}, 'We sent a code to ', h('strong', { id: 'sign-in-sent-to' }), '.'),
+      h('label', {}, 'Code ', codeInput),
+      h('button', { type: 'submit' }, 'Sign in'),
+    ),
+    h(
+      'p',
+      { id: 'sign-in-hint', class: 'hint', hidden: true },
+      'Local mode: no email is sent; the code is in the ',
+      outbox,
+      '.',
+    ),
+    h('p', { id: 'sign-in-error', class: 'error', role: 'alert', hidden: true }),
+  ]
 }
