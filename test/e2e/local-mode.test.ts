@@ -9,7 +9,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { createRequire } from 'node:module'
 import { connect } from 'node:net'
@@ -18,6 +18,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDohServer } from '../helpers/doh-server'
+import { processesUsing } from '../helpers/local-stack'
 import { freePort } from '../helpers/ports.mjs'
 
 // sharp from the inference server's dependencies (the root package does not depend on it).
@@ -142,20 +143,6 @@ function portOpen(port: number): Promise<boolean> {
     })
     socket.once('error', () => resolve(false))
   })
-}
-
-/** Processes whose command line mentions our temporary state dir (wrangler's --persist-to). */
-function processesUsing(dir: string): number[] {
-  const pids: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(dir)) pids.push(Number(entry))
-    } catch {
-      // gone
-    }
-  }
-  return pids
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

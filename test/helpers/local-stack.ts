@@ -26,7 +26,7 @@ export interface LocalStack {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** Processes whose command line mentions `dir` (wrangler's --persist-to), left behind by a crash. */
-function processesUsing(dir: string): number[] {
+export function processesUsing(dir: string): number[] {
   const pids: number[] = []
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
