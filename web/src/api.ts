@@ -76,7 +76,23 @@ async function refresh(session: Session): Promise<Session | null> {
   return next
 }
 
-/** A raw response for a 2xx; throws `ApiProblem` otherwise. */
+/** How often a request the rate limit refused is sent again after its `Retry-After`. */
+const RATE_LIMIT_RETRIES = 2
+
+/**
+ * The wait a 429 asks for when it is short (the per-minute request rate), else null: the daily
+ * anonymous allowance also answers 429, with a wait until midnight, and that one is shown.
+ */
+function shortRetryAfter(res: Response): number | null {
+  if (res.status !== 429) return null
+  const seconds = Number(res.headers.get('retry-after'))
+  return Number.isFinite(seconds) && seconds >= 0 && seconds <= 60 ? seconds : null
+}
+
+/**
+ * A raw response for a 2xx; throws `ApiProblem` otherwise. A 429 with a short `Retry-After` is
+ * waited out and sent again (the body is a string, FormData or File, so it can be re-sent).
+ */
 export async function request(path: string, opts: RequestOptions = {}): Promise<Response> {
   let session = opts.anonymous ? null : loadSession()
   // Refresh a minute early so a long upload does not start with a token about to lapse.
@@ -97,6 +113,10 @@ export async function request(path: string, opts: RequestOptions = {}): Promise<
     if (res.status === 401 && session) {
       session = await refresh(session)
       if (session) res = await send(session)
+    }
+    for (let retry = 0; retry < RATE_LIMIT_RETRIES && shortRetryAfter(res) !== null; retry++) {
+      await new Promise((resolve) => setTimeout(resolve, (shortRetryAfter(res) ?? 0) * 1000 + 250))
+      res = await send(session)
     }
   } catch (err) {
     if ((err as Error).name === 'AbortError') throw err

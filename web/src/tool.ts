@@ -1,67 +1,103 @@
 /**
- * The "Remove a background" tool: pick or drop an image, choose options, watch the stages, then
- * compare before/after and download. Anonymous visitors use their daily previews; a signed-in
+ * The "Remove a background" tool: pick or drop images, choose options, watch each one's stages,
+ * then compare before/after and download. Several images at once run one after another, each
+ * with its row in the list (queue.ts). Anonymous visitors use their daily previews; a signed-in
  * user spends workspace credits and gets full resolution.
  */
 import { JOB_STAGES } from '../../src/contract/stages'
-import { describeError } from './api'
+import { ApiProblem, describeError } from './api'
 import { setUpCompare } from './compare'
 import { byId, h, showError } from './dom'
+import { createQueue, cutoutName, type QueueItem } from './queue'
 import { createRemoval, downloadResult, finishRemoval, type RemovalOptions } from './remove'
 import { loadSession } from './session'
 
 /** Stages a person can see move; `complete` is shown as the result itself. */
 const SHOWN_STAGES = JOB_STAGES.filter((s) => s !== 'complete')
 
+/**
+ * Problems after which the next images would fail the same way (out of credits or previews, or
+ * rate limited): the rest of the list is not started, rather than each failing in turn.
+ */
+const STOPS_THE_QUEUE = new Set([402, 429])
+
 export function setUpTool(onFinished: () => void): void {
   const input = byId<HTMLInputElement>('file')
   const drop = byId('drop')
   const error = byId('remove-error')
   const compare = setUpCompare()
+  const queue = createQueue(byId<HTMLOListElement>('queue'), byId<HTMLButtonElement>('queue-clear'), (item) =>
+    show(item),
+  )
+  const waiting: QueueItem[] = []
   let running = false
-  let previous: string[] = []
 
   const alphaMode = byId<HTMLSelectElement>('alpha-mode')
   alphaMode.addEventListener('change', () => {
     byId('threshold-label').hidden = alphaMode.value !== 'binary'
   })
 
-  const run = async (file: File) => {
-    if (running) return
-    running = true
+  const show = (item: QueueItem) => {
+    if (!item.result) return
+    compare.show(item.result.before, item.result.after)
+    showResult(item)
+    queue.select(item)
+  }
+
+  /** One image through the API; resolves with the problem that should stop the rest, if any. */
+  const run = async (item: QueueItem, several: boolean): Promise<ApiProblem | null> => {
     showError(error, null)
     byId('result').hidden = true
-    for (const url of previous) URL.revokeObjectURL(url)
-    previous = []
-    showStage('queued', 'Uploading…')
+    const stage = (name: string, status: string) => {
+      showStage(name, status)
+      queue.set(item, 'running', status)
+    }
+    stage('queued', 'Uploading…')
     const signedIn = Boolean(loadSession())
     try {
-      const created = await createRemoval(file, readOptions(), signedIn)
-      showStage(created.stage, 'Queued')
+      const created = await createRemoval(item.file, readOptions(), signedIn)
+      stage(created.stage, 'Queued')
       const job = await finishRemoval(created, signedIn, (event) => {
-        if (event.data.stage) showStage(event.data.stage, labelFor(event.data.stage))
+        if (event.data.stage) stage(event.data.stage, labelFor(event.data.stage))
       })
       const blob = await downloadResult(job)
-      const before = URL.createObjectURL(file)
-      const after = URL.createObjectURL(blob)
-      previous = [before, after]
-      compare.show(before, after)
-      await showResult(file.name, blob, after)
+      const { width, height } = await createImageBitmap(blob)
+      const result = { before: URL.createObjectURL(item.file), after: URL.createObjectURL(blob), width, height }
+      queue.finish(item, result)
+      show(item)
       showStage('complete', 'Done')
+      return null
     } catch (err) {
       byId('progress').hidden = true
-      showError(error, describeError(err))
+      const message = describeError(err)
+      queue.set(item, 'failed', message)
+      showError(error, several ? `${item.file.name}: ${message}` : message)
+      return err instanceof ApiProblem && STOPS_THE_QUEUE.has(err.status) ? err : null
+    }
+  }
+
+  const drain = async () => {
+    running = true
+    try {
+      for (let item = waiting.shift(); item; item = waiting.shift()) {
+        const stop = await run(item, waiting.length > 0 || queue.size() > 1)
+        if (!stop) continue
+        for (const rest of waiting.splice(0)) queue.set(rest, 'failed', `Not started: ${stop.describe()}`)
+      }
     } finally {
       running = false
-      input.value = ''
+      // Once per list rather than per image: an anonymous visitor has 30 requests a minute.
       onFinished()
     }
   }
 
-  input.addEventListener('change', () => {
-    const file = input.files?.[0]
-    if (file) void run(file)
-  })
+  const enqueue = (files: FileList | null | undefined) => {
+    for (const file of Array.from(files ?? [])) waiting.push(queue.add(file))
+    input.value = ''
+    if (!running && waiting.length) void drain()
+  }
+
+  input.addEventListener('change', () => enqueue(input.files))
   drop.addEventListener('dragover', (event) => {
     event.preventDefault()
     drop.classList.add('over')
@@ -70,8 +106,7 @@ export function setUpTool(onFinished: () => void): void {
   drop.addEventListener('drop', (event) => {
     event.preventDefault()
     drop.classList.remove('over')
-    const file = event.dataTransfer?.files[0]
-    if (file) void run(file)
+    enqueue(event.dataTransfer?.files)
   })
 }
 
@@ -103,11 +138,11 @@ function showStage(stage: string, status: string): void {
   byId('status').textContent = status
 }
 
-async function showResult(name: string, blob: Blob, url: string): Promise<void> {
-  const { width, height } = await createImageBitmap(blob)
+function showResult(item: QueueItem): void {
+  if (!item.result) return
   const download = byId<HTMLAnchorElement>('download')
-  download.href = url
-  download.download = `${name.replace(/\.[^.]+$/, '') || 'image'}-cutout.png`
-  byId('result-size').textContent = `${width} × ${height} PNG`
+  download.href = item.result.after
+  download.download = cutoutName(item.file.name)
+  byId('result-size').textContent = `${item.result.width} × ${item.result.height} PNG`
   byId('result').hidden = false
 }

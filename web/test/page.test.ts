@@ -22,6 +22,7 @@ import { launchChromium } from '../../test/helpers/browser'
 import { type LocalStack, outboxCode, startLocalStack } from '../../test/helpers/local-stack'
 
 const COFFEE = fileURLToPath(new URL('../../inference-server/test/fixtures/coffee.png', import.meta.url))
+const CHELSEA = fileURLToPath(new URL('../../inference-server/test/fixtures/chelsea.png', import.meta.url))
 const FIXTURE = fileURLToPath(new URL('../../test/fixtures/astronaut.png', import.meta.url))
 const CLI = fileURLToPath(new URL('../../cli/dist/main.js', import.meta.url))
 const SHOTS = process.env.SCREENSHOTS_DIR
@@ -54,19 +55,34 @@ async function shot(page: Page, name: string, fullPage = true): Promise<void> {
   if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage })
 }
 
-/** Drops `file` on the drop zone as a person dragging it from their desktop would. */
-async function dropFile(page: Page, file: string, type: string): Promise<void> {
-  const [data, name] = [readFileSync(file).toString('base64'), basename(file)].map((v) => JSON.stringify(v))
+interface DroppedFile {
+  path: string
+  type: string
+  /** The name the page sees (default: the file's own). */
+  name?: string
+}
+
+/** Drops `files` together on the drop zone as a person dragging them from their desktop would. */
+async function dropFiles(page: Page, files: DroppedFile[]): Promise<void> {
+  const items = files.map((f) => ({
+    data: readFileSync(f.path).toString('base64'),
+    name: f.name ?? basename(f.path),
+    type: f.type,
+  }))
   // Evaluated as a string: this file is compiled for Node, without the DOM's types.
   const transfer = await page.evaluateHandle(`(() => {
-    const bytes = Uint8Array.from(atob(${data}), (c) => c.charCodeAt(0))
     const dt = new DataTransfer()
-    dt.items.add(new File([bytes], ${name}, { type: ${JSON.stringify(type)} }))
+    for (const f of ${JSON.stringify(items)}) {
+      const bytes = Uint8Array.from(atob(f.data), (c) => c.charCodeAt(0))
+      dt.items.add(new File([bytes], f.name, { type: f.type }))
+    }
     return dt
   })()`)
   await page.dispatchEvent('#drop', 'dragover', { dataTransfer: transfer })
   await page.dispatchEvent('#drop', 'drop', { dataTransfer: transfer })
 }
+
+const dropFile = (page: Page, path: string, type: string) => dropFiles(page, [{ path, type }])
 
 /** Records every text #status shows, so the test sees the stages the SSE stream moved through. */
 async function recordStatus(page: Page): Promise<() => Promise<string[]>> {
@@ -143,6 +159,57 @@ describe('the page, anonymously', () => {
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth')
     expect(overflow).toBeLessThanOrEqual(0)
     await shot(page, 'phone')
+    await context.close()
+  })
+
+  it('several images at once run in turn, each with its row and download; when the previews run out the rest wait unstarted', async () => {
+    const { context, page } = await newPage()
+    await page.goto(stack.baseUrl)
+    const allowance = page.locator('#allowance', { hasText: /(\d+) of 7 left today/ })
+    await allowance.waitFor()
+    const left = Number(/(\d+) of 7/.exec((await allowance.textContent()) ?? '')?.[1])
+    expect(left).toBeGreaterThan(0)
+
+    // Every preview left, then one the API refuses (429), then one that is never sent.
+    const photos = [COFFEE, CHELSEA]
+    const files = Array.from({ length: left + 2 }, (_, i) => ({
+      path: photos[i % 2],
+      type: 'image/png',
+      name: `photo-${i + 1}.png`,
+    }))
+    await dropFiles(page, files)
+    const rows = page.locator('#queue li')
+    await expect(rows.count()).resolves.toBe(left + 2)
+    await rows
+      .nth(left + 1)
+      .filter({ hasText: 'Not started' })
+      .waitFor({ timeout: 240_000 })
+
+    for (let i = 0; i < left; i++) {
+      const source = await sharp(photos[i % 2]).metadata()
+      await expect(rows.nth(i).getAttribute('class')).resolves.toBe('done')
+      expect(await rows.nth(i).textContent()).toContain(`Done · ${source.width} × ${source.height}`)
+      await expect(rows.nth(i).locator('a').getAttribute('download')).resolves.toBe(`photo-${i + 1}-cutout.png`)
+    }
+    await expect(rows.nth(left).getAttribute('class')).resolves.toBe('failed')
+    expect(await rows.nth(left).textContent()).toMatch(/per UTC day/)
+    expect(await rows.nth(left + 1).textContent()).toMatch(/Not started: .*per UTC day/)
+    expect(await page.locator('#remove-error').textContent()).toMatch(new RegExp(`^photo-${left + 1}\\.png: `))
+    await page.locator('#allowance', { hasText: '0 of 7 left today' }).waitFor()
+
+    // The last finished image is on show; "Show" brings back the first, and its download is its own.
+    await expect(rows.nth(left - 1).getAttribute('aria-current')).resolves.toBe('true')
+    await rows.nth(0).getByRole('button', { name: 'Show photo-1.png' }).click()
+    await expect(rows.nth(0).getAttribute('aria-current')).resolves.toBe('true')
+    const firstResult = await rows.nth(0).locator('a').getAttribute('href')
+    await expect(page.getAttribute('#after', 'src')).resolves.toBe(firstResult)
+    await expect(page.getAttribute('#download', 'download')).resolves.toBe('photo-1-cutout.png')
+    await shot(page, 'several-images')
+
+    // "Clear finished" empties the list.
+    await page.click('#queue-clear')
+    await expect(rows.count()).resolves.toBe(0)
+    expect(await page.locator('#queue').isHidden()).toBe(true)
     await context.close()
   })
 })
