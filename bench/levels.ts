@@ -20,14 +20,25 @@ import type { ApiStack, InferenceServer } from './lib/stack.js'
 import { machineInfo, median, RESULTS_DIR, round } from './lib/util.js'
 import { fixtureMasks, makeComposites } from './quality.js'
 
-export const CANDIDATES: { side: number; shape: FastShape }[] = [
-  // The full sweep (bench/results/levels-sweep.json) also tried square 576 and 768 and aspect 576;
-  // the bench keeps the neighbours of the pick to fit its time.
+type Candidate = { side: number; shape: FastShape }
+
+/** What `npm run bench` sweeps: the pick and its neighbours, to fit the bench's time. */
+export const CANDIDATES: Candidate[] = [
   { side: 512, shape: 'square' },
   { side: 640, shape: 'square' },
   { side: 704, shape: 'square' },
   { side: 640, shape: 'aspect' },
   { side: 704, shape: 'aspect' },
+]
+
+/**
+ * The full sweep (`tsx bench/levels.ts --full --name sweep` → bench/results/levels-sweep.json):
+ * every square side from 512 to 960 and the aspect inputs, so the results show where (if
+ * anywhere below 1024²) each image's IoU reaches 0.95, even at sizes too slow to be `fast`.
+ */
+export const FULL_SWEEP: Candidate[] = [
+  ...[512, 576, 640, 704, 768, 832, 896, 960].map((side) => ({ side, shape: 'square' as const })),
+  ...[576, 640, 704].map((side) => ({ side, shape: 'aspect' as const })),
 ]
 const NATIVE: InputSize = { width: 1024, height: 1024 }
 const MIN_IOU = 0.95
@@ -46,7 +57,7 @@ export function maskIoU(a: Mask, b: Mask): number {
   return union ? inter / union : 1
 }
 
-const label = (c: { side: number; shape: FastShape }) => `${c.shape}-${c.side}`
+const label = (c: Candidate) => `${c.shape}-${c.side}`
 
 async function images(): Promise<{ name: string; image: RgbImage }[]> {
   const out: { name: string; image: RgbImage }[] = []
@@ -57,10 +68,10 @@ async function images(): Promise<{ name: string; image: RgbImage }[]> {
 }
 
 /** Model time per candidate on the 1 MP JPEG, interleaved with 1024² (ms, medians). */
-async function timeAtModel(segmenter: Segmenter, reps: number, log: (m: string) => void) {
+async function timeAtModel(segmenter: Segmenter, candidates: Candidate[], reps: number, log: (m: string) => void) {
   const { image } = await decodeImage((await syntheticJpeg('1mp')).bytes)
   const inputs = [{ key: 'native-1024', size: NATIVE }].concat(
-    CANDIDATES.map((c) => ({ key: label(c), size: inputFor(image, c.side, c.shape, 64) })),
+    candidates.map((c) => ({ key: label(c), size: inputFor(image, c.side, c.shape, 64) })),
   )
   const times = new Map<string, number[]>(inputs.map((i) => [i.key, []]))
   for (const i of inputs) await segmenter.segment(image, i.size) // warm-up: first runs allocate
@@ -160,11 +171,12 @@ async function webRuntime(native: Segmenter, reps: number, log: (m: string) => v
 export async function runLevelsBench({
   reps = 3,
   web = true,
+  candidates = CANDIDATES,
   log = (m: string) => process.stderr.write(`${m}\n`),
 } = {}) {
   const segmenter = await createSegmenter()
   try {
-    const timing = await timeAtModel(segmenter, reps, log)
+    const timing = await timeAtModel(segmenter, candidates, reps, log)
     const composites = await makeComposites(await fixtureMasks(segmenter))
     const set = await images()
     for (const c of composites) set.push({ name: c.name, image: (await decodeImage(c.bytes)).image })
@@ -172,7 +184,7 @@ export async function runLevelsBench({
     for (const { name, image } of set) {
       const balanced = await segmenter.segment(image, NATIVE)
       iou[name] = {}
-      for (const c of CANDIDATES) {
+      for (const c of candidates) {
         iou[name][label(c)] = round(
           maskIoU(await segmenter.segment(image, inputFor(image, c.side, c.shape, 64)), balanced),
           4,
@@ -182,7 +194,7 @@ export async function runLevelsBench({
     }
     const webResult = web ? await webRuntime(segmenter, reps, log) : null
     const nativeMs = timing['native-1024'].ms
-    const candidates = CANDIDATES.map((c) => {
+    const results = candidates.map((c) => {
       const key = label(c)
       const minIoU = Math.min(...Object.values(iou).map((r) => r[key]))
       const speedup = round(nativeMs / timing[key].ms, 2)
@@ -191,9 +203,9 @@ export async function runLevelsBench({
     // When no candidate holds IoU ≥ 0.95 everywhere, the fallback pick: among those ≥ 2× faster,
     // the one that holds it on the most images, then the fastest (docs/quality.md says which failed).
     const passing = (key: string) => Object.values(iou).filter((r) => r[key] >= MIN_IOU).length
-    const pick = candidates.filter((c) => c.ok).sort((a, b) => a.ms1mp - b.ms1mp)[0] ?? null
+    const pick = results.filter((c) => c.ok).sort((a, b) => a.ms1mp - b.ms1mp)[0] ?? null
     const fallback =
-      candidates
+      results
         .filter((c) => c.speedup >= MIN_SPEEDUP)
         .sort((a, b) => passing(b.key) - passing(a.key) || a.ms1mp - b.ms1mp)
         .map((c) => ({
@@ -206,7 +218,7 @@ export async function runLevelsBench({
       nativeMs1mp: nativeMs,
       timing,
       iou,
-      candidates,
+      candidates: results,
       pick,
       fallback,
       webRuntime: webResult,
@@ -218,9 +230,18 @@ export async function runLevelsBench({
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({
-    options: { name: { type: 'string', default: 'latest' }, reps: { type: 'string', default: '3' } },
+    options: {
+      name: { type: 'string', default: 'latest' },
+      reps: { type: 'string', default: '3' },
+      full: { type: 'boolean', default: false },
+      'no-web': { type: 'boolean', default: false },
+    },
   })
-  const result = await runLevelsBench({ reps: Number(values.reps) })
+  const result = await runLevelsBench({
+    reps: Number(values.reps),
+    web: !values['no-web'],
+    candidates: values.full ? FULL_SWEEP : CANDIDATES,
+  })
   const report = { name: values.name, date: new Date().toISOString(), machine: machineInfo(), ...result }
   mkdirSync(RESULTS_DIR, { recursive: true })
   const file = `${RESULTS_DIR}levels-${values.name}.json`
