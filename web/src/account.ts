@@ -3,6 +3,7 @@
  * once, with a copy button) and webhook endpoints (the signing secret shown once).
  */
 import { describeError, type Job, requestJson } from './api'
+import { deliveriesPanel } from './deliveries'
 import { busy, byId, formatDate, h, showError } from './dom'
 
 interface Usage {
@@ -189,6 +190,7 @@ export const setUpWebhooks = () =>
     describe: (endpoint) => [
       h('span', { class: 'grow' }, h('code', {}, endpoint.url)),
       h('span', { class: 'muted' }, endpoint.events.length ? endpoint.events.join(', ') : 'all events'),
+      deliveriesPanel(endpoint.id),
     ],
     remove: (endpoint) => ({
       action: 'Delete',

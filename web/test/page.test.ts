@@ -216,13 +216,13 @@ describe('the page, anonymously', () => {
 
 describe('the page, signed in', () => {
   let receiver: Server
-  const received: { type: string; data: { jobId: string } }[] = []
+  const received: { type: string; data: { jobId: string }; deliveryId: string }[] = []
 
   beforeAll(async () => {
     receiver = createServer(async (req: IncomingMessage, res) => {
       let body = ''
       for await (const chunk of req) body += chunk
-      received.push(JSON.parse(body))
+      received.push({ ...JSON.parse(body), deliveryId: String(req.headers['webhook-id']) })
       res.writeHead(200).end()
     })
     receiver.listen(0, '127.0.0.1')
@@ -256,6 +256,18 @@ describe('the page, signed in', () => {
     await expect
       .poll(() => received.map((e) => `${e.type} ${e.data.jobId}`), { timeout: 30_000 })
       .toContain(`image.job.completed.v1 ${jobId}`)
+
+    // The endpoint's deliveries: that event delivered with the receiver's 200; Replay sends it
+    // again under the same delivery id (SPEC.md: a replay keeps the id for deduplication).
+    const endpoint = page.locator('#webhook-list li', { hasText: hookUrl })
+    await endpoint.locator('summary', { hasText: 'Deliveries' }).click()
+    const delivery = endpoint.locator('tbody tr', { hasText: 'image.job.completed.v1' }).first()
+    await delivery.filter({ hasText: 'delivered · HTTP 200' }).waitFor()
+    const deliveryId = await delivery.getAttribute('data-delivery')
+    const sent = received.find((e) => e.type === 'image.job.completed.v1' && e.data.jobId === jobId)
+    expect(sent?.deliveryId).toBe(deliveryId)
+    await delivery.getByRole('button', { name: /^Replay / }).click()
+    await expect.poll(() => received.filter((e) => e.deliveryId === deliveryId).length, { timeout: 30_000 }).toBe(2)
 
     // An API key: its secret once, a working key, then revoked.
     await page.fill('#key-name', 'page test')
