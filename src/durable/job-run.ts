@@ -37,6 +37,11 @@ interface JobState extends JobStart {
   reported?: boolean
   /** The server whose call ran past its deadline: the next attempt asks it last. */
   avoidUrl?: string
+  /**
+   * Why the first failed call failed (past its deadline, connection lost), so a job that then
+   * finds no server ready, as after a server froze mid-call, still fails with its first cause.
+   */
+  failure?: string
 }
 
 const TERMINAL: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled'])
@@ -241,6 +246,7 @@ export class JobRun extends DurableObject<Env> {
       const maxAttempts = Number(this.env.INFERENCE_MAX_ATTEMPTS ?? 6)
       if (state.attempts + 1 < maxAttempts) {
         state.attempts += 1
+        state.failure ??= err.message
         await this.#advance(state, 'processing', 'preparing')
         await this.ctx.storage.setAlarm(Date.now() + this.#backoff(state.attempts, err.retryAfter))
         return
@@ -263,7 +269,9 @@ export class JobRun extends DurableObject<Env> {
     if ((why === 'unavailable' && state.attempts >= maxAttempts) || waitedTooLong) {
       return this.#finish(state, 'failed', {
         code: 'processor_unavailable',
-        message: 'No inference server is available',
+        message: state.failure
+          ? `${state.failure}; no inference server was ready after that`
+          : 'No inference server is available',
       })
     }
     // A busy fleet is not a failure: the job keeps its place and does not use up its attempts.
