@@ -15,7 +15,7 @@ import { assertProcessorAvailable, InferenceClient } from './inference'
 import { ANONYMOUS_MAX_PIXELS, takeAllowance } from './anonymous'
 import { JOB_KINDS } from '../jobs'
 import { acceptJobs, type JobStart, jobResponse } from './jobs'
-import { noSuchUpload, uploadStillReady } from './uploads'
+import { noSuchUpload, uploadsStillReady } from './uploads'
 import {
   discardSourcesIfRefused,
   jobSourcePrefix,
@@ -98,7 +98,7 @@ async function createJobWithId(ctx: AcceptContext, input: RemovalInput, jobId: s
     hold: !anonymous && JOB_KINDS.remove_background.holdsCredit,
     // The retention sweep may have removed a day-old upload since `resolveSource` read it.
     ...(upload
-      ? { guard: uploadStillReady(auth.workspaceId, upload), refused: () => noSuchUpload(upload, FIELDS.uploadId) }
+      ? { guard: uploadsStillReady(auth.workspaceId, [upload]), refused: () => noSuchUpload(upload, FIELDS.uploadId) }
       : {}),
   })
   if (unstarted) throw new ApiError('processor_unavailable', 'The job could not be scheduled', { retryAfter: 1 })

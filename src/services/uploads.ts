@@ -92,15 +92,18 @@ export function noSuchUpload(id: string, field?: string): ApiError {
 }
 
 /**
- * The condition a job's insert (and its credit hold) must meet when its source is this upload:
- * the upload still exists and is ready. The retention sweep may remove a day-old upload between
- * the request reading it and the job being inserted; checked in the insert's own transaction, the
- * job is then refused instead of being made over bytes that are gone (`insertJobs`' `guard`).
+ * The condition jobs' inserts (and their credit hold) must meet when their sources are these
+ * uploads: every one still exists and is ready. The retention sweep may remove a day-old upload
+ * between the request reading it and the jobs being inserted; checked in the insert's own
+ * transaction, the jobs are then refused instead of being made over bytes that are gone
+ * (`insertJobs`' `guard`).
  */
-export function uploadStillReady(workspaceId: string, id: string): { sql: string; args: unknown[] } {
+export function uploadsStillReady(workspaceId: string, ids: string[]): { sql: string; args: unknown[] } {
+  const unique = [...new Set(ids)]
   return {
-    sql: "EXISTS (SELECT 1 FROM uploads WHERE id = ? AND workspace_id = ? AND status = 'ready')",
-    args: [id, workspaceId],
+    sql: `(SELECT COUNT(*) FROM uploads WHERE workspace_id = ? AND status = 'ready'
+            AND id IN (SELECT value FROM json_each(?))) = ?`,
+    args: [workspaceId, JSON.stringify(unique), unique.length],
   }
 }
 

@@ -283,10 +283,10 @@ function cutIn(
   })
 }
 
-/** The Worker's own fetch handler, as `api` calls it, but with `bindings` instead of the test's env. */
-async function removalWith(bindings: Env, key: string, uploadId: string): Promise<Response> {
+/** POSTs `body` to the Worker's own fetch handler, as `api` does, but with `bindings` for the test's env. */
+async function postWith(bindings: Env, key: string, path: string, body: unknown): Promise<Response> {
   const ctx = createExecutionContext()
-  const request = new Request('https://api.test/v1/removals', {
+  const request = new Request(`https://api.test${path}`, {
     method: 'POST',
     headers: {
       authorization: `Bearer ${key}`,
@@ -294,7 +294,7 @@ async function removalWith(bindings: Env, key: string, uploadId: string): Promis
       'idempotency-key': crypto.randomUUID(),
       'cf-connecting-ip': '203.0.113.77',
     },
-    body: JSON.stringify({ uploadId, options: RAW_CUTOUT }),
+    body: JSON.stringify(body),
   })
   const res = await worker.fetch(request, bindings, ctx)
   await waitOnExecutionContext(ctx)
@@ -310,7 +310,8 @@ describe('a removal and the upload sweep at the same moment', () => {
     const { key, workspaceId } = await seedWorkspace({ credits: 3 })
     const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
     const sweep = () => sweepUploads(env, new Date(Date.now() + 25 * HOUR))
-    const res = await removalWith(withDb(cutIn(env.DB, 'SET held = held +', 'before-batch', sweep)), key, upload.id)
+    const db = cutIn(env.DB, 'SET held = held +', 'before-batch', sweep)
+    const res = await postWith(withDb(db), key, '/v1/removals', { uploadId: upload.id, options: RAW_CUTOUT })
     const body = await expectProblem(res, 400, 'invalid_input', 'uploadId')
     expect(body.detail).toBe(`No upload ${upload.id} in this workspace`)
     // The same answer as naming the upload after the sweep, and no job, hold or credit spent.
@@ -325,6 +326,32 @@ describe('a removal and the upload sweep at the same moment', () => {
       .bind(workspaceId)
       .first<{ n: number }>()
     expect(holds?.n).toBe(0)
+    expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 3 })
+  })
+
+  it('a batch whose uploads the sweep removes before its jobs are inserted: 400 naming the first, nothing held', async () => {
+    const { key, workspaceId } = await seedWorkspace({ credits: 3 })
+    const first = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    const second = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    const sweep = () => sweepUploads(env, new Date(Date.now() + 25 * HOUR))
+    const db = cutIn(env.DB, 'SET held = held +', 'before-batch', sweep)
+    const res = await postWith(withDb(db), key, '/v1/batches', {
+      uploadIds: [first.id, second.id],
+      options: RAW_CUTOUT,
+    })
+    const body = await expectProblem(res, 400, 'invalid_input', 'uploadIds.0')
+    expect(body.detail).toBe(`No upload ${first.id} in this workspace`)
+    const count = async (table: string) =>
+      (
+        await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE workspace_id = ?`)
+          .bind(workspaceId)
+          .first<{ n: number }>()
+      )?.n
+    expect({ batches: await count('batches'), jobs: await count('jobs'), holds: await count('credit_holds') }).toEqual({
+      batches: 0,
+      jobs: 0,
+      holds: 0,
+    })
     expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 3 })
   })
 
