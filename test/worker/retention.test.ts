@@ -232,21 +232,21 @@ describe('the retention sweep', () => {
 
 /**
  * `db` with `step` run once, the first time a statement whose SQL contains `sql` is about to run
- * in a batch (`when: 'before-batch'`) or has returned its rows (`when: 'after-all'`): the moment a
- * concurrent request or sweep would cut in, made exact, with no timer.
+ * in a batch (`when: 'before-batch'`) or has returned its rows (`when: 'after-all'`, given to
+ * `step`): the moment a concurrent request or sweep would cut in, made exact, with no timer.
  */
 function cutIn(
   db: D1Database,
   sql: string,
   when: 'before-batch' | 'after-all',
-  step: () => Promise<unknown>,
+  step: (rows?: D1Result) => Promise<unknown>,
 ): D1Database {
   const marked = new WeakSet<D1PreparedStatement>()
-  let pending: (() => Promise<unknown>) | null = step
-  const runOnce = async () => {
+  let pending: typeof step | null = step
+  const runOnce = async (rows?: D1Result) => {
     const run = pending
     pending = null
-    await run?.()
+    await run?.(rows)
   }
   return new Proxy(db, {
     get(target, prop) {
@@ -262,7 +262,7 @@ function cutIn(
               const all = bound.all.bind(bound)
               bound.all = (async () => {
                 const rows = await all()
-                await runOnce()
+                await runOnce(rows)
                 return rows
               }) as typeof bound.all
             }
@@ -361,10 +361,13 @@ describe('a removal and the upload sweep at the same moment', () => {
       const { key } = await seedWorkspace({ credits: 3 })
       const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
       let accepted: Response | undefined
-      const db = cutIn(env.DB, 'FROM uploads u', 'after-all', async () => {
+      let chosen = false
+      const db = cutIn(env.DB, 'FROM uploads u', 'after-all', async (rows) => {
+        chosen = (rows?.results as { id: string }[]).some((r) => r.id === upload.id)
         accepted = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })
       })
       await sweepUploads({ DB: db, BUCKET: env.BUCKET }, new Date(Date.now() + 25 * HOUR))
+      expect(chosen, 'the sweep chose the upload before the job existed').toBe(true)
       expect(accepted?.status).toBe(202)
       const job = (await accepted!.json()) as { id: string }
       // The sweep asked again as it deleted: a job now needs the upload, so row and bytes stay.
