@@ -363,7 +363,7 @@ describe('a removal and the upload sweep at the same moment', () => {
       let accepted: Response | undefined
       let chosen = false
       const db = cutIn(env.DB, 'FROM uploads u', 'after-all', async (rows) => {
-        chosen = (rows?.results as { id: string }[]).some((r) => r.id === upload.id)
+        chosen = ((rows?.results ?? []) as { id: string }[]).some((r) => r.id === upload.id)
         accepted = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })
       })
       await sweepUploads({ DB: db, BUCKET: env.BUCKET }, new Date(Date.now() + 25 * HOUR))
