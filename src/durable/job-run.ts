@@ -1,27 +1,18 @@
 /**
  * @module
- * JobRun: one Durable Object per job (DESIGN.md §1). It runs the stages in order, owns the job's
- * event log and SSE fan-out, serves the bounded wait, and writes every state change through to
- * D1 together with the credit settlement, so a job ends terminal with its hold settled once.
+ * JobRun: one Durable Object per job (DESIGN.md §1). It runs the stages in order, keeps the job's
+ * event log (`JobEventLog`, job-events.ts), serves the bounded wait, and writes every state change
+ * through to D1 together with the credit settlement, so a job ends terminal with its hold settled once.
  */
 import { DurableObject } from 'cloudflare:workers'
 import type { JobStage, JobStatus } from '../contract/stages'
 import type { Env } from '../env'
 import { type JobKind, jobKind } from '../jobs'
 import { JobRejected } from '../jobs/kind'
-import {
-  type EventEnvelope,
-  eventsAfter,
-  formatSse,
-  type JobEventType,
-  jobEvent,
-  projectEvent,
-  SSE_ONLY_TYPES,
-} from '../lib/events'
+import { type JobEventType, jobEvent, projectEvent, SSE_ONLY_TYPES } from '../lib/events'
 import { putHashed } from '../lib/storage'
 import { iso } from '../lib/time'
 import { completeBatchIfDone } from '../services/batches'
-import { publishEvent } from '../services/events'
 import { callDeadlineMs, callWork, deadlineConfig, untilAborted } from '../services/deadlines'
 import {
   type CallOutcome,
@@ -31,6 +22,7 @@ import {
   receiveAnswer,
 } from '../services/inference'
 import { finishJobStatements, type JobStart, RESULT_RETENTION_MS, type TerminalStatus } from '../services/jobs'
+import { JobEventLog } from './job-events'
 
 export type { JobStart }
 
@@ -45,6 +37,11 @@ interface JobState extends JobStart {
   reported?: boolean
   /** The server whose call ran past its deadline: the next attempt asks it last. */
   avoidUrl?: string
+  /**
+   * Why the first failed call failed (past its deadline, connection lost), so a job that then
+   * finds no server ready, as after a server froze mid-call, still fails with its first cause.
+   */
+  failure?: string
 }
 
 const TERMINAL: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled'])
@@ -54,11 +51,6 @@ const MAX_QUEUE_WAIT_MS = 15 * 60_000
 const SLOT_RECHECK_MS = 15_000
 /** Delay before retrying the after-terminal work (slot release, webhooks) when it failed. */
 const WRAP_UP_RETRY_MS = 5_000
-const SSE_HEADERS = {
-  'content-type': 'text/event-stream',
-  'cache-control': 'no-cache',
-  connection: 'keep-alive',
-}
 
 /** Thrown inside a run when the job was ended (canceled) by another call meanwhile. */
 class JobEnded extends Error {}
@@ -66,18 +58,16 @@ class JobEnded extends Error {}
 export class JobRun extends DurableObject<Env> {
   #abort: AbortController | null = null
   #waiters = new Set<() => void>()
-  #streams = new Set<WritableStreamDefaultWriter<Uint8Array>>()
-  #encoder = new TextEncoder()
+  readonly #events: JobEventLog
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env)
+    this.#events = new JobEventLog(ctx.storage.sql)
     ctx.blockConcurrencyWhile(async () => {
       ctx.storage.sql.exec(
         `CREATE TABLE IF NOT EXISTS job (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL)`,
       )
-      ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS events (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, body TEXT NOT NULL,
-        published INTEGER NOT NULL DEFAULT 0)`)
+      this.#events.createTable()
     })
   }
 
@@ -87,7 +77,7 @@ export class JobRun extends DurableObject<Env> {
     this.#save({ ...input, status: 'queued', stage: 'queued', attempts: 0, queuedSince: Date.now() })
     this.#emit('image.job.created.v1')
     await this.ctx.storage.setAlarm(Date.now())
-    await this.#publishPending().catch(() => undefined)
+    await this.#events.publishPending(this.env).catch(() => undefined)
   }
 
   /** Called by the Workspace when a slot frees for this job. */
@@ -129,15 +119,9 @@ export class JobRun extends DurableObject<Env> {
 
   /** GET …/events: replays the log after `Last-Event-ID`, then streams live until terminal. */
   override async fetch(request: Request): Promise<Response> {
-    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>()
-    const writer = writable.getWriter()
-    for (const event of eventsAfter(this.ctx.storage.sql, request.headers.get('last-event-id'))) {
-      void writer.write(this.#encoder.encode(formatSse(event))).catch(() => undefined)
-    }
     const state = this.#state()
-    if (!state || TERMINAL.has(state.status)) void writer.close().catch(() => undefined)
-    else this.#streams.add(writer)
-    return new Response(readable, { headers: SSE_HEADERS })
+    const live = state !== null && !TERMINAL.has(state.status)
+    return this.#events.stream(request.headers.get('last-event-id'), live)
   }
 
   override async alarm(): Promise<void> {
@@ -262,6 +246,7 @@ export class JobRun extends DurableObject<Env> {
       const maxAttempts = Number(this.env.INFERENCE_MAX_ATTEMPTS ?? 6)
       if (state.attempts + 1 < maxAttempts) {
         state.attempts += 1
+        state.failure ??= err.message
         await this.#advance(state, 'processing', 'preparing')
         await this.ctx.storage.setAlarm(Date.now() + this.#backoff(state.attempts, err.retryAfter))
         return
@@ -284,7 +269,9 @@ export class JobRun extends DurableObject<Env> {
     if ((why === 'unavailable' && state.attempts >= maxAttempts) || waitedTooLong) {
       return this.#finish(state, 'failed', {
         code: 'processor_unavailable',
-        message: 'No inference server is available',
+        message: state.failure
+          ? `${state.failure}; no inference server was ready after that`
+          : 'No inference server is available',
       })
     }
     // A busy fleet is not a failure: the job keeps its place and does not use up its attempts.
@@ -339,8 +326,7 @@ export class JobRun extends DurableObject<Env> {
           : 'image.job.canceled.v1'
     this.#emit(type, error ? { error } : {})
     for (const waiter of [...this.#waiters]) waiter()
-    for (const writer of this.#streams) void writer.close().catch(() => undefined)
-    this.#streams.clear()
+    this.#events.closeStreams()
     await this.#wrapUp(state)
   }
 
@@ -358,7 +344,7 @@ export class JobRun extends DurableObject<Env> {
         state.reported = true
         this.#save(state)
       }
-      await this.#publishPending()
+      await this.#events.publishPending(this.env)
       state.wrappedUp = true
       this.#save(state)
     } catch (err) {
@@ -369,23 +355,11 @@ export class JobRun extends DurableObject<Env> {
     }
   }
 
-  /** Hands every stored, not yet published event (but progress) to the webhook outboxes, in order. */
-  async #publishPending(): Promise<void> {
-    const sql = this.ctx.storage.sql
-    const pending = sql
-      .exec<{ seq: number; body: string }>('SELECT seq, body FROM events WHERE published = 0 ORDER BY seq')
-      .toArray()
-    for (const row of pending) {
-      await publishEvent(this.env, JSON.parse(row.body) as EventEnvelope)
-      sql.exec('UPDATE events SET published = 1 WHERE seq = ?', row.seq)
-    }
-  }
-
   #emit(type: JobEventType, data: Record<string, unknown> = {}): void {
     const state = this.#state()!
     // An internal kind's job events stay here: its project hears of it through `report` instead.
     const internal = jobKind(state.kind).report !== undefined
-    this.#record(jobEvent(type, state, data), SSE_ONLY_TYPES.includes(type) || internal)
+    this.#events.record(jobEvent(type, state, data), SSE_ONLY_TYPES.includes(type) || internal)
   }
 
   /** The project event of an internal kind, once its job has ended (DESIGN.md §3 Refinements, Exports). */
@@ -394,22 +368,7 @@ export class JobRun extends DurableObject<Env> {
     if (!report) return
     const job = { jobId: state.jobId, workspaceId: state.workspaceId, input: state.input }
     const data = await report.describe(this.env, job)
-    this.#record(projectEvent(report.event, { ...state, id: state.jobId }, data), false)
-  }
-
-  /** Logs an event for the SSE stream (and, unless `sseOnly`, for webhooks), and sends it live. */
-  #record(event: EventEnvelope, sseOnly: boolean): void {
-    const published = sseOnly ? 1 : 0
-    this.ctx.storage.sql.exec(
-      'INSERT INTO events (id, body, published) VALUES (?, ?, ?)',
-      event.id,
-      JSON.stringify(event),
-      published,
-    )
-    const bytes = this.#encoder.encode(formatSse(event))
-    for (const writer of this.#streams) {
-      writer.write(bytes).catch(() => this.#streams.delete(writer))
-    }
+    this.#events.record(projectEvent(report.event, { ...state, id: state.jobId }, data), false)
   }
 
   /** True when a cancel finished the job while a run was between steps. */

@@ -20,11 +20,18 @@ export interface Usage {
  * job inserts: all of them or none. The hold rows are written only if the account update changed
  * a row, so the check and the take are one atomic step even under concurrent requests.
  */
-export function holdStatements(db: D1Database, workspaceId: string, jobIds: string[]): D1PreparedStatement[] {
+export function holdStatements(
+  db: D1Database,
+  workspaceId: string,
+  jobIds: string[],
+  guard?: { sql: string; args: unknown[] },
+): D1PreparedStatement[] {
   return [
     db
-      .prepare('UPDATE credit_accounts SET held = held + ? WHERE workspace_id = ? AND held + used + ? <= credit_limit')
-      .bind(jobIds.length, workspaceId, jobIds.length),
+      .prepare(
+        `UPDATE credit_accounts SET held = held + ? WHERE workspace_id = ? AND held + used + ? <= credit_limit AND ${guard?.sql ?? '1'}`,
+      )
+      .bind(jobIds.length, workspaceId, jobIds.length, ...(guard?.args ?? [])),
     db
       .prepare(
         "INSERT INTO credit_holds (job_id, workspace_id, status) SELECT value, ?, 'held' FROM json_each(?) WHERE changes() = 1",

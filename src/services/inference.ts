@@ -206,7 +206,7 @@ function shuffled<T>(items: T[]): T[] {
 export function deadlinePassed(ms: number): InferenceFailure {
   return new InferenceFailure(
     'processor_unavailable',
-    `The inference server did not finish within the call's deadline of ${ms} ms`,
+    `The inference server did not answer within the call's deadline of ${ms} ms`,
     504,
     true,
   )

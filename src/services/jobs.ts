@@ -59,8 +59,8 @@ export interface NewJob {
  * cover them all, no hold and no job exists afterwards and 402 is thrown. `alongside` are
  * statements of the same transaction that must happen only if the jobs do (e.g. the batch row):
  * guard them with `WHERE EXISTS (SELECT 1 FROM jobs WHERE id = <a job's id>)`. `guard` is a
- * condition each job's insert must meet (e.g. a project's refinement cap); a job it stops is not
- * inserted. Returns how many jobs were.
+ * condition each job's insert, and the hold, must meet (e.g. a project's refinement cap, an upload
+ * source still there); a job it stops is not inserted. Returns how many jobs were.
  */
 export async function insertJobs(
   db: D1Database,
@@ -73,6 +73,7 @@ export async function insertJobs(
         db,
         jobs[0].workspaceId,
         jobs.map((j) => j.id),
+        guard,
       )
     : []
   const inserts = jobs.map((job) =>
@@ -98,8 +99,21 @@ export async function insertJobs(
       ),
   )
   const results = await db.batch([...holds, ...inserts, ...alongside])
-  if (hold && results[0].meta.changes !== 1) throw quotaExhausted()
+  if (hold && results[0].meta.changes !== 1) {
+    // The hold is gated on the guard too (no hold may outlive a job that was not inserted): tell
+    // a guard that stopped the jobs from credits that ran out. Rows a guard asks for do not come back.
+    if (guard && !(await guardHolds(db, guard))) return 0
+    throw quotaExhausted()
+  }
   return results.slice(holds.length, holds.length + inserts.length).reduce((n, r) => n + r.meta.changes, 0)
+}
+
+async function guardHolds(db: D1Database, guard: { sql: string; args: unknown[] }): Promise<boolean> {
+  const row = await db
+    .prepare(`SELECT (${guard.sql}) AS ok`)
+    .bind(...guard.args)
+    .first<{ ok: number }>()
+  return row?.ok === 1
 }
 
 export interface InsertOptions {

@@ -15,6 +15,7 @@ import { assertProcessorAvailable, InferenceClient } from './inference'
 import { ANONYMOUS_MAX_PIXELS, takeAllowance } from './anonymous'
 import { JOB_KINDS } from '../jobs'
 import { acceptJobs, type JobStart, jobResponse } from './jobs'
+import { noSuchUpload, uploadsStillReady } from './uploads'
 import {
   discardSourcesIfRefused,
   jobSourcePrefix,
@@ -92,8 +93,13 @@ async function createJobWithId(ctx: AcceptContext, input: RemovalInput, jobId: s
     },
   }
   // Anonymous jobs spend the daily allowance instead of credits.
+  const upload = input.source.kind === 'upload' ? input.source.uploadId : null
   const unstarted = await acceptJobs(env, [{ row, start }], {
     hold: !anonymous && JOB_KINDS.remove_background.holdsCredit,
+    // The retention sweep may have removed a day-old upload since `resolveSource` read it.
+    ...(upload
+      ? { guard: uploadsStillReady(auth.workspaceId, [upload]), refused: () => noSuchUpload(upload, FIELDS.uploadId) }
+      : {}),
   })
   if (unstarted) throw new ApiError('processor_unavailable', 'The job could not be scheduled', { retryAfter: 1 })
   return jobResponse(env, auth.workspaceId, jobId, ctx.waitSeconds)

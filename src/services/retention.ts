@@ -109,6 +109,10 @@ export async function sweepJobSources(env: SweepEnv, now = new Date()): Promise<
   })
 }
 
+/** The jobs that still need an upload's bytes (at `key`, SQL) at `now` (SQL): running, or their result kept. */
+const jobsNeedingUpload = (key: string, now: string) => `SELECT 1 FROM jobs j WHERE j.source_key = ${key}
+  AND (j.status IN ('queued', 'processing') OR (j.status = 'succeeded' AND j.expires_at > ${now}))`
+
 /**
  * Uploads a day old whose bytes no job still needs: none queued or running, none whose result (and
  * so the chance to make a project from it) is still kept. The row goes with the bytes; naming the
@@ -121,16 +125,26 @@ export async function sweepUploads(env: SweepEnv, now = new Date()): Promise<num
     const { results } = await env.DB.prepare(
       `SELECT u.id, u.object_key FROM uploads u
         WHERE (u.status = 'pending' AND u.expires_at <= ?1)
-           OR (u.created_at <= ?2 AND NOT EXISTS (
-                SELECT 1 FROM jobs j WHERE j.source_key = u.object_key
-                  AND (j.status IN ('queued', 'processing') OR (j.status = 'succeeded' AND j.expires_at > ?1))))
+           OR (u.created_at <= ?2 AND NOT EXISTS (${jobsNeedingUpload('u.object_key', '?1')}))
         LIMIT ?3`,
     )
       .bind(at, iso(now.getTime() - UPLOAD_RETENTION_MS), SWEEP_BATCH)
       .all<{ id: string; object_key: string }>()
     if (!results.length) return 0
-    await env.BUCKET.delete(results.map((r) => r.object_key))
-    await env.DB.batch(results.map((r) => env.DB.prepare('DELETE FROM uploads WHERE id = ?').bind(r.id)))
+    // A removal may have made a job over the upload since the select: each row is deleted only if
+    // still no job needs it (asked again in its own statement), and only then its bytes. Bytes a
+    // failed delete leaves are the `uploads/` lifecycle rule's (docs/deploy.md).
+    const deleted = await env.DB.batch(
+      results.map((r) =>
+        env.DB.prepare(`DELETE FROM uploads WHERE id = ?1 AND NOT EXISTS (${jobsNeedingUpload('?3', '?2')})`).bind(
+          r.id,
+          at,
+          r.object_key,
+        ),
+      ),
+    )
+    const gone = results.filter((_, i) => deleted[i].meta.changes === 1)
+    if (gone.length) await env.BUCKET.delete(gone.map((r) => r.object_key))
     return results.length
   })
 }

@@ -78,11 +78,33 @@ export async function findUpload(db: D1Database, workspaceId: string, id: string
     .prepare('SELECT * FROM uploads WHERE id = ? AND workspace_id = ?')
     .bind(id, workspaceId)
     .first<UploadRow>()
-  if (!row) {
-    if (field) throw new ApiError('invalid_input', `No upload ${id} in this workspace`, { field })
-    throw new ApiError('job_not_found', `No upload ${id} in this workspace`)
-  }
+  if (!row) throw noSuchUpload(id, field)
   return row
+}
+
+/**
+ * An upload that does not exist in the workspace (never did, or the retention sweep removed it):
+ * 400 on the request `field` that names it, else 404 for the upload's own routes.
+ */
+export function noSuchUpload(id: string, field?: string): ApiError {
+  if (field) return new ApiError('invalid_input', `No upload ${id} in this workspace`, { field })
+  return new ApiError('job_not_found', `No upload ${id} in this workspace`)
+}
+
+/**
+ * The condition jobs' inserts (and their credit hold) must meet when their sources are these
+ * uploads: every one still exists and is ready. The retention sweep may remove a day-old upload
+ * between the request reading it and the jobs being inserted; checked in the insert's own
+ * transaction, the jobs are then refused instead of being made over bytes that are gone
+ * (`insertJobs`' `guard`).
+ */
+export function uploadsStillReady(workspaceId: string, ids: string[]): { sql: string; args: unknown[] } {
+  const unique = [...new Set(ids)]
+  return {
+    sql: `(SELECT COUNT(*) FROM uploads WHERE workspace_id = ? AND status = 'ready'
+            AND id IN (SELECT value FROM json_each(?))) = ?`,
+    args: [workspaceId, JSON.stringify(unique), unique.length],
+  }
 }
 
 function assertPending(row: UploadRow): void {

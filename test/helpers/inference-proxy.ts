@@ -1,11 +1,19 @@
 /**
  * A real HTTP proxy in front of the real inference server, used by the Worker tests to make the
- * inference server unreachable, saturated, die in the middle of a removal, or hold a removal in
- * flight until the Worker gives up on it, on demand.
+ * inference server unreachable, saturated, die in the middle of a removal, hold a removal in
+ * flight until the Worker gives up on it, or freeze (before or during a removal), on demand.
  */
 import { createServer, request, type Server, type ServerResponse } from 'node:http'
 
-export type ProxyMode = 'normal' | 'down' | 'die-on-remove' | 'saturated' | 'hold-remove' | 'hold-output' | 'frozen'
+export type ProxyMode =
+  | 'normal'
+  | 'down'
+  | 'die-on-remove'
+  | 'saturated'
+  | 'hold-remove'
+  | 'hold-output'
+  | 'frozen'
+  | 'freeze-on-remove'
 
 /** Where an answer's first output frame begins (docs/inference-protocol.md). */
 const OUTPUT_FRAME = Buffer.from('{"type":"output"')
@@ -126,6 +134,9 @@ export function startInferenceProxy(port: number, upstreamPort: number): Promise
       req.once('end', () => req.socket.destroy())
       return
     }
+    // Like a server SIGSTOPped while its model runs: ready until a removal arrives, then frozen
+    // for that removal and everything after it.
+    if (proxy.mode === 'freeze-on-remove' && isRemove) proxy.mode = 'frozen'
     if (proxy.mode === 'frozen') {
       // The kernel still accepts connections for a stopped process; nothing ever answers.
       proxy.frozenRequests += 1

@@ -1,3 +1,4 @@
+import { env } from 'cloudflare:test'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   api,
@@ -15,7 +16,24 @@ import {
   waitForStatus,
 } from './helpers'
 
+/**
+ * The Worker's bindings. The tests and the Worker (its Durable Objects included) share this one
+ * object, so a binding set here holds for the Worker too; `setBindings` keeps the old value and
+ * `afterEach` puts it back, so the suite's generous deadlines apply to every other test.
+ */
+const bindings = env as unknown as Record<string, string | undefined>
+const savedBindings = new Map<string, string | undefined>()
+
+function setBindings(values: Record<string, string>): void {
+  for (const [name, value] of Object.entries(values)) {
+    if (!savedBindings.has(name)) savedBindings.set(name, bindings[name])
+    bindings[name] = value
+  }
+}
+
 afterEach(async () => {
+  for (const [name, value] of savedBindings) bindings[name] = value
+  savedBindings.clear()
   await setInferenceMode('normal')
 })
 
@@ -66,8 +84,8 @@ describe('when the inference server is unavailable', () => {
 
 // A frozen server (SIGSTOP, a wedged process) still has its socket accepted by the kernel and
 // never answers. Readiness that does not answer within INFERENCE_READY_TIMEOUT_MS (5 s here, the
-// production default) counts as down. The deadline of a call in flight is tested end to end
-// against a real SIGSTOPped inference server (test/e2e/faults.test.ts), where deadlines are short.
+// production default) counts as down. A call in flight is aborted at its deadline, which the last
+// test shortens for itself; test/e2e/faults.test.ts does the same against a real SIGSTOPped server.
 describe('when the inference server is frozen (connections accepted, nothing answered)', () => {
   it('/health/ready says unavailable and a new removal is 503, nothing held', async () => {
     const { key } = await seedWorkspace({ credits: 3 })
@@ -95,6 +113,32 @@ describe('when the inference server is frozen (connections accepted, nothing ans
     // A busy server may keep a job waiting up to 15 minutes; a frozen one spends its attempts.
     const final = await waitForStatus(key, job.id, TERMINAL)
     expect(final).toMatchObject({ status: 'failed', error: { code: 'processor_unavailable' }, result: null })
+    // No call was ever made, so there is no earlier cause to report.
+    expect(final.error?.message).toBe('No inference server is available')
+    expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 3 })
+  })
+
+  it('a job whose server froze during its call fails with the call deadline as its cause', async () => {
+    const { key } = await seedWorkspace({ credits: 3 })
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    // 1 s + 1 ms per megapixel (the 0.26 MP photo counts as one): 1001 ms for this call.
+    setBindings({ INFERENCE_DEADLINE_BASE_MS: '1000', INFERENCE_DEADLINE_PER_MP_MS: '1' })
+    await setInferenceMode('freeze-on-remove')
+    const res = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })
+    expect(res.status).toBe(202)
+    const job = (await res.json()) as { id: string }
+    // Frozen from the call on, so every retry's readiness check hangs too: let those give up sooner.
+    await waitFor(async () => (await inferenceStats()).removeCalls >= 1, 'the call to reach the server')
+    setBindings({ INFERENCE_READY_TIMEOUT_MS: '500' })
+    const final = await waitForStatus(key, job.id, TERMINAL)
+    expect(final).toMatchObject({ status: 'failed', error: { code: 'processor_unavailable' }, result: null })
+    // The first cause, not only what the retries found ("No inference server is available").
+    expect(final.error?.message).toBe(
+      "The inference server did not answer within the call's deadline of 1001 ms; no inference server was ready after that",
+    )
+    const stats = await inferenceStats()
+    expect(stats.removeCalls, 'the retries found no server ready and made no other call').toBe(1)
+    expect(stats.frozenRequests, 'the call and the retries readiness checks').toBe(Number(env.INFERENCE_MAX_ATTEMPTS))
     expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 3 })
   })
 })

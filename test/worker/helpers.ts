@@ -133,11 +133,21 @@ export interface ProxyStats {
 /**
  * Switches the test proxy in front of the inference server (test/helpers/inference-proxy.ts) and
  * resets its counters. 'hold-remove' takes removals and never answers them; 'frozen' takes every
- * request (readiness too) and never answers, like a SIGSTOPped server;
+ * request (readiness too) and never answers, like a SIGSTOPped server; 'freeze-on-remove' answers
+ * until a removal arrives, then turns 'frozen' (that removal included), like a server SIGSTOPped
+ * mid-call;
  * 'hold-output' forwards an answer up to its output and holds the rest until released.
  */
 export async function setInferenceMode(
-  mode: 'normal' | 'down' | 'die-on-remove' | 'saturated' | 'hold-remove' | 'hold-output' | 'frozen',
+  mode:
+    | 'normal'
+    | 'down'
+    | 'die-on-remove'
+    | 'saturated'
+    | 'hold-remove'
+    | 'hold-output'
+    | 'frozen'
+    | 'freeze-on-remove',
 ) {
   const res = await fetch(`${env.FIXTURE_ORIGIN}/control/inference?mode=${mode}`, { method: 'POST' })
   return (await res.json()) as ProxyStats

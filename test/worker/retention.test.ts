@@ -5,7 +5,9 @@
  */
 import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
+import type { Env } from '../../src/env'
 import worker from '../../src/index'
+import { sweepUploads } from '../../src/services/retention'
 import { newEmail, signIn } from './auth-helpers'
 import {
   api,
@@ -16,9 +18,11 @@ import {
   removal,
   seedWorkspace,
   settled,
+  TERMINAL,
   testBudget,
   uploadImage,
   usage,
+  waitForStatus,
 } from './helpers'
 import { createProject, jobEnded } from './project-helpers'
 
@@ -221,6 +225,165 @@ describe('the retention sweep', () => {
       await expectProblem(poll, 400, 'invalid_input', 'deviceCode')
       // The key is free again: different input is a new request, not a conflict.
       expect((await post(other)).status).toBe(202)
+    },
+    modelBudget(1),
+  )
+})
+
+/**
+ * `db` with `step` run once, the first time a statement whose SQL contains `sql` is about to run
+ * in a batch (`when: 'before-batch'`) or has returned its rows (`when: 'after-all'`, given to
+ * `step`): the moment a concurrent request or sweep would cut in, made exact, with no timer.
+ */
+function cutIn(
+  db: D1Database,
+  sql: string,
+  when: 'before-batch' | 'after-all',
+  step: (rows?: D1Result) => Promise<unknown>,
+): D1Database {
+  const marked = new WeakSet<D1PreparedStatement>()
+  let pending: typeof step | null = step
+  const runOnce = async (rows?: D1Result) => {
+    const run = pending
+    pending = null
+    await run?.(rows)
+  }
+  return new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'prepare') {
+        return (text: string) => {
+          const statement = target.prepare(text)
+          if (!text.includes(sql)) return statement
+          const bind = statement.bind.bind(statement)
+          statement.bind = (...values: unknown[]) => {
+            const bound = bind(...values)
+            marked.add(bound)
+            if (when === 'after-all') {
+              const all = bound.all.bind(bound)
+              bound.all = (async () => {
+                const rows = await all()
+                await runOnce(rows)
+                return rows
+              }) as typeof bound.all
+            }
+            return bound
+          }
+          return statement
+        }
+      }
+      if (prop === 'batch' && when === 'before-batch') {
+        return async (statements: D1PreparedStatement[]) => {
+          if (statements.some((s) => marked.has(s))) await runOnce()
+          return target.batch(statements)
+        }
+      }
+      const value = Reflect.get(target, prop)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}
+
+/** POSTs `body` to the Worker's own fetch handler, as `api` does, but with `bindings` for the test's env. */
+async function postWith(bindings: Env, key: string, path: string, body: unknown): Promise<Response> {
+  const ctx = createExecutionContext()
+  const request = new Request(`https://api.test${path}`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      'idempotency-key': crypto.randomUUID(),
+      'cf-connecting-ip': '203.0.113.77',
+    },
+    body: JSON.stringify(body),
+  })
+  const res = await worker.fetch(request, bindings, ctx)
+  await waitOnExecutionContext(ctx)
+  return res
+}
+
+const withDb = (db: D1Database) => new Proxy(env, { get: (t, p) => (p === 'DB' ? db : Reflect.get(t, p)) }) as Env
+
+// A removal naming a day-old upload while the retention sweep removes it. Each ordering of the two
+// is made exact by running one inside the other at the statement where they would meet.
+describe('a removal and the upload sweep at the same moment', () => {
+  it('the sweep removes the upload after the removal read it, before its job is inserted: 400, nothing held', async () => {
+    const { key, workspaceId } = await seedWorkspace({ credits: 3 })
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    const sweep = () => sweepUploads(env, new Date(Date.now() + 25 * HOUR))
+    const db = cutIn(env.DB, 'SET held = held +', 'before-batch', sweep)
+    const res = await postWith(withDb(db), key, '/v1/removals', { uploadId: upload.id, options: RAW_CUTOUT })
+    const body = await expectProblem(res, 400, 'invalid_input', 'uploadId')
+    expect(body.detail).toBe(`No upload ${upload.id} in this workspace`)
+    // The same answer as naming the upload after the sweep, and no job, hold or credit spent.
+    await expectProblem(
+      await removal(key, { uploadId: upload.id, options: RAW_CUTOUT }),
+      400,
+      'invalid_input',
+      'uploadId',
+    )
+    expect(((await (await api('/v1/jobs', { key })).json()) as { jobs: unknown[] }).jobs).toEqual([])
+    const holds = await env.DB.prepare('SELECT COUNT(*) AS n FROM credit_holds WHERE workspace_id = ?')
+      .bind(workspaceId)
+      .first<{ n: number }>()
+    expect(holds?.n).toBe(0)
+    expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 3 })
+  })
+
+  it('a batch whose uploads the sweep removes before its jobs are inserted: 400 naming the first, nothing held', async () => {
+    const { key, workspaceId } = await seedWorkspace({ credits: 3 })
+    const first = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    const second = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    const sweep = () => sweepUploads(env, new Date(Date.now() + 25 * HOUR))
+    const db = cutIn(env.DB, 'SET held = held +', 'before-batch', sweep)
+    const res = await postWith(withDb(db), key, '/v1/batches', {
+      uploadIds: [first.id, second.id],
+      options: RAW_CUTOUT,
+    })
+    const body = await expectProblem(res, 400, 'invalid_input', 'uploadIds.0')
+    expect(body.detail).toBe(`No upload ${first.id} in this workspace`)
+    const count = async (table: string) =>
+      (
+        await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE workspace_id = ?`)
+          .bind(workspaceId)
+          .first<{ n: number }>()
+      )?.n
+    expect({ batches: await count('batches'), jobs: await count('jobs'), holds: await count('credit_holds') }).toEqual({
+      batches: 0,
+      jobs: 0,
+      holds: 0,
+    })
+    expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 3 })
+  })
+
+  it(
+    'the sweep chose the upload before the removal inserted its job: the upload stays and the job succeeds',
+    async () => {
+      const { key } = await seedWorkspace({ credits: 3 })
+      const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+      let accepted: Response | undefined
+      let chosen = false
+      const db = cutIn(env.DB, 'FROM uploads u', 'after-all', async (rows) => {
+        chosen = ((rows?.results ?? []) as { id: string }[]).some((r) => r.id === upload.id)
+        accepted = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })
+      })
+      await sweepUploads({ DB: db, BUCKET: env.BUCKET }, new Date(Date.now() + 25 * HOUR))
+      expect(chosen, 'the sweep chose the upload before the job existed').toBe(true)
+      expect(accepted?.status).toBe(202)
+      const job = (await accepted!.json()) as { id: string }
+      // The sweep asked again as it deleted: a job now needs the upload, so row and bytes stay.
+      expect(await env.BUCKET.head(`uploads/${upload.id}`)).not.toBeNull()
+      const final = await waitForStatus(key, job.id, TERMINAL)
+      expect(final).toMatchObject({ status: 'succeeded', error: null })
+      expect(await usage(key)).toMatchObject({ held: 0, used: 1, available: 2 })
+      // Once the job's result is kept no longer, a later sweep takes the upload.
+      await sweepUploads(env, new Date(Date.now() + 49 * HOUR))
+      expect(await env.BUCKET.head(`uploads/${upload.id}`)).toBeNull()
+      await expectProblem(
+        await removal(key, { uploadId: upload.id, options: RAW_CUTOUT }),
+        400,
+        'invalid_input',
+        'uploadId',
+      )
     },
     modelBudget(1),
   )
