@@ -105,12 +105,24 @@ export const jobs = sqliteTable(
     /** When the retention sweep deleted the job's own source bytes (`sources/<id>…`). */
     sourceDeletedAt: text('source_deleted_at'),
   },
-  (t) => [
-    index('jobs_workspace_created').on(t.workspaceId, t.createdAt, t.id),
-    index('jobs_expiry').on(t.expiresAt),
-    // The sweep asks whether any job still needs an upload's bytes.
-    index('jobs_source_key').on(t.sourceKey),
-  ],
+  (t) => [index('jobs_workspace_created').on(t.workspaceId, t.createdAt, t.id), index('jobs_expiry').on(t.expiresAt)],
+)
+
+/**
+ * Every source a job reads (a removal's one, a try-on's person and garment), written in the same
+ * D1 batch as the job: the retention sweep asks it whether any job still needs an upload's bytes.
+ * `jobs.source_key` is the main one (a project copies it; a job's own `sources/<id>` go with it).
+ */
+export const jobSources = sqliteTable(
+  'job_sources',
+  {
+    jobId: text('job_id')
+      .notNull()
+      // A project's jobs are deleted with it; their rows go with them.
+      .references(() => jobs.id, { onDelete: 'cascade' }),
+    sourceKey: text('source_key').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.sourceKey] }), index('job_sources_source_key').on(t.sourceKey)],
 )
 
 /** Remembers the first response to an `Idempotency-Key` for at least 24 hours. */

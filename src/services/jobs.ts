@@ -47,7 +47,10 @@ export interface NewJob {
   kind: JobRow['kind']
   /** The job's options as the user gave them. */
   options: unknown
+  /** The job's main source (`jobs.source_key`: what a project copies; a job's own `sources/<id>`). */
   sourceKey: string
+  /** Every other source the job reads (a try-on's garment): with `sourceKey`, recorded in `job_sources`. */
+  otherSourceKeys?: string[]
   /** The result's format (`png` for removals). */
   format: string
   batchId?: string
@@ -60,7 +63,9 @@ export interface NewJob {
  * statements of the same transaction that must happen only if the jobs do (e.g. the batch row):
  * guard them with `WHERE EXISTS (SELECT 1 FROM jobs WHERE id = <a job's id>)`. `guard` is a
  * condition each job's insert, and the hold, must meet (e.g. a project's refinement cap, an upload
- * source still there); a job it stops is not inserted. Returns how many jobs were.
+ * source still there); a job it stops is not inserted. Every source a job reads goes into
+ * `job_sources` with it, which the retention sweep asks before removing an upload. Returns how
+ * many jobs were.
  */
 export async function insertJobs(
   db: D1Database,
@@ -98,7 +103,16 @@ export async function insertJobs(
         ...(guard?.args ?? []),
       ),
   )
-  const results = await db.batch([...holds, ...inserts, ...alongside])
+  // Only beside a job that was inserted, like `alongside`.
+  const sources = jobs.map((job) =>
+    db
+      .prepare(
+        `INSERT INTO job_sources (job_id, source_key) SELECT ?1, value FROM json_each(?2)
+         WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1)`,
+      )
+      .bind(job.id, JSON.stringify([...new Set([job.sourceKey, ...(job.otherSourceKeys ?? [])])])),
+  )
+  const results = await db.batch([...holds, ...inserts, ...sources, ...alongside])
   if (hold && results[0].meta.changes !== 1) {
     // The hold is gated on the guard too (no hold may outlive a job that was not inserted): tell
     // a guard that stopped the jobs from credits that ran out. Rows a guard asks for do not come back.
@@ -279,14 +293,14 @@ export interface JobStart<K extends JobKindName = JobKindName> {
 export async function acceptJobs(
   env: Env,
   jobs: { row: NewJob; start: JobStart }[],
-  opts: InsertOptions & { refused?: () => ApiError },
+  opts: InsertOptions & { refused?: () => ApiError | Promise<ApiError> },
 ): Promise<number> {
   const inserted = await insertJobs(
     env.DB,
     jobs.map((j) => j.row),
     opts,
   )
-  if (inserted < jobs.length) throw opts.refused?.() ?? new Error('Expected every job to be inserted')
+  if (inserted < jobs.length) throw (await opts.refused?.()) ?? new Error('Expected every job to be inserted')
   const started = await Promise.allSettled(
     jobs.map(({ start }) => env.JOB_RUN.get(env.JOB_RUN.idFromName(start.jobId)).start(start)),
   )

@@ -109,9 +109,13 @@ export async function sweepJobSources(env: SweepEnv, now = new Date()): Promise<
   })
 }
 
-/** The jobs that still need an upload's bytes (at `key`, SQL) at `now` (SQL): running, or their result kept. */
-const jobsNeedingUpload = (key: string, now: string) => `SELECT 1 FROM jobs j WHERE j.source_key = ${key}
-  AND (j.status IN ('queued', 'processing') OR (j.status = 'succeeded' AND j.expires_at > ${now}))`
+/**
+ * The jobs that still need an upload's bytes (at `key`, SQL) at `now` (SQL): running, or their
+ * result kept. Any source a job reads counts (`job_sources`: a try-on's garment as well as its person).
+ */
+const jobsNeedingUpload = (key: string, now: string) => `SELECT 1 FROM job_sources s JOIN jobs j ON j.id = s.job_id
+  WHERE s.source_key = ${key}
+    AND (j.status IN ('queued', 'processing') OR (j.status = 'succeeded' AND j.expires_at > ${now}))`
 
 /**
  * Uploads a day old whose bytes no job still needs: none queued or running, none whose result (and

@@ -21,6 +21,7 @@ import {
 } from './job-sources'
 import { acceptJobs, type JobStart, jobResponse } from './jobs'
 import type { AcceptContext } from './removals'
+import { noSuchUpload, uploadsStillReady } from './uploads'
 
 export interface TryOnInput {
   person: SourceInput
@@ -83,9 +84,39 @@ async function createJobWithId(ctx: AcceptContext, input: TryOnInput, jobId: str
     kind: 'virtual_try_on' as const,
     options,
     sourceKey: person.key,
+    otherSourceKeys: [garment.key],
     format: 'png',
   }
-  const unstarted = await acceptJobs(env, [{ row, start }], { hold: JOB_KINDS.virtual_try_on.holdsCredit })
+  // The retention sweep may have removed a day-old upload since `resolveSource` read it.
+  const uploads = (['person', 'garment'] as const).flatMap((name) => {
+    const source = input[name]
+    return source.kind === 'upload' ? [{ id: source.uploadId, field: fieldsOf(name).uploadId }] : []
+  })
+  const unstarted = await acceptJobs(env, [{ row, start }], {
+    hold: JOB_KINDS.virtual_try_on.holdsCredit,
+    ...(uploads.length
+      ? {
+          guard: uploadsStillReady(
+            auth.workspaceId,
+            uploads.map((u) => u.id),
+          ),
+          refused: () => goneUpload(env.DB, auth.workspaceId, uploads),
+        }
+      : {}),
+  })
   if (unstarted) throw new ApiError('processor_unavailable', 'The job could not be scheduled', { retryAfter: 1 })
   return jobResponse(env, auth.workspaceId, jobId, ctx.waitSeconds)
+}
+
+/** The answer naming the first of `uploads` that is gone now, as a request naming it now would get. */
+async function goneUpload(db: D1Database, workspaceId: string, uploads: { id: string; field: string }[]) {
+  const { results } = await db
+    .prepare(
+      `SELECT id FROM uploads WHERE workspace_id = ? AND status = 'ready' AND id IN (SELECT value FROM json_each(?))`,
+    )
+    .bind(workspaceId, JSON.stringify(uploads.map((u) => u.id)))
+    .all<{ id: string }>()
+  const ready = new Set(results.map((r) => r.id))
+  const gone = uploads.find((u) => !ready.has(u.id)) ?? uploads[0]
+  return noSuchUpload(gone.id, gone.field)
 }

@@ -232,13 +232,14 @@ describe('the retention sweep', () => {
 
 /**
  * `db` with `step` run once, the first time a statement whose SQL contains `sql` is about to run
- * in a batch (`when: 'before-batch'`) or has returned its rows (`when: 'after-all'`, given to
- * `step`): the moment a concurrent request or sweep would cut in, made exact, with no timer.
+ * in a batch (`when: 'before-batch'`), has run in one (`'after-batch'`) or has returned its rows
+ * (`when: 'after-all'`, given to `step`): the moment a concurrent request or sweep would cut in,
+ * made exact, with no timer.
  */
 function cutIn(
   db: D1Database,
   sql: string,
-  when: 'before-batch' | 'after-all',
+  when: 'before-batch' | 'after-batch' | 'after-all',
   step: (rows?: D1Result) => Promise<unknown>,
 ): D1Database {
   const marked = new WeakSet<D1PreparedStatement>()
@@ -271,10 +272,13 @@ function cutIn(
           return statement
         }
       }
-      if (prop === 'batch' && when === 'before-batch') {
+      if (prop === 'batch' && when !== 'after-all') {
         return async (statements: D1PreparedStatement[]) => {
-          if (statements.some((s) => marked.has(s))) await runOnce()
-          return target.batch(statements)
+          const meets = statements.some((s) => marked.has(s))
+          if (meets && when === 'before-batch') await runOnce()
+          const results = await target.batch(statements)
+          if (meets && when === 'after-batch') await runOnce()
+          return results
         }
       }
       const value = Reflect.get(target, prop)
@@ -387,4 +391,98 @@ describe('a removal and the upload sweep at the same moment', () => {
     },
     modelBudget(1),
   )
+})
+
+// A try-on reads two sources; the sweep must ask about both, and the accept must refuse a garment
+// (or person) upload the sweep removed after the request read it.
+describe('a try-on and the upload sweep', () => {
+  const TRY_ON = { category: 'upper_body', seed: 7 } as const
+  const tryOn = (key: string, body: unknown) =>
+    api('/v1/virtual-try-ons', { method: 'POST', key, json: body, headers: { 'idempotency-key': crypto.randomUUID() } })
+
+  it(
+    'keeps a day-old garment upload while the try-on is queued and while its result is kept; then it goes',
+    async () => {
+      const { key, workspaceId } = await seedWorkspace({ credits: 3 })
+      const person = await uploadImage(key, await fixtureBytes('astronaut.png'))
+      const garment = await uploadImage(key, await fixtureBytes('garment-shirt.png'))
+      // A day on, the sweep runs just after the try-on's job row is inserted, before its runner starts.
+      let queued: string | undefined
+      const db = cutIn(env.DB, 'INSERT INTO jobs', 'after-batch', async () => {
+        const row = await env.DB.prepare('SELECT status FROM jobs WHERE workspace_id = ?')
+          .bind(workspaceId)
+          .first<{ status: string }>()
+        queued = row?.status
+        await sweepUploads(env, new Date(Date.now() + 25 * HOUR))
+      })
+      const res = await postWith(withDb(db), key, '/v1/virtual-try-ons', {
+        person: { uploadId: person.id },
+        garment: { uploadId: garment.id },
+        options: TRY_ON,
+      })
+      expect(res.status).toBe(202)
+      expect(queued, 'the sweep ran while the job was queued').toBe('queued')
+      expect(await env.BUCKET.head(`uploads/${garment.id}`), 'the garment survives the sweep').not.toBeNull()
+      expect(await env.BUCKET.head(`uploads/${person.id}`)).not.toBeNull()
+      const job = (await res.json()) as { id: string }
+      const final = await waitForStatus(key, job.id, TERMINAL)
+      expect(final).toMatchObject({ kind: 'virtual_try_on', status: 'succeeded', error: null })
+      expect(await usage(key)).toMatchObject({ held: 0, used: 1, available: 2 })
+
+      // The last moment its result is kept: a sweep still leaves both images.
+      const expiresAt = Date.parse(final.expiresAt as string)
+      await sweepUploads(env, new Date(expiresAt - 1))
+      expect(await env.BUCKET.head(`uploads/${garment.id}`), 'kept with the result').not.toBeNull()
+      expect(await env.BUCKET.head(`uploads/${person.id}`)).not.toBeNull()
+
+      // Once it is not, a sweep takes both, and naming the garment is a plain 400.
+      await sweepUploads(env, new Date(expiresAt))
+      expect(await env.BUCKET.head(`uploads/${garment.id}`)).toBeNull()
+      expect(await env.BUCKET.head(`uploads/${person.id}`)).toBeNull()
+      const other = await uploadImage(key, await fixtureBytes('astronaut.png'))
+      await expectProblem(
+        await tryOn(key, { person: { uploadId: other.id }, garment: { uploadId: garment.id }, options: TRY_ON }),
+        400,
+        'invalid_input',
+        'garment.uploadId',
+      )
+    },
+    modelBudget(1),
+  )
+
+  it('the sweep removes the garment upload before the try-on is inserted: 400 naming it, nothing held or stored', async () => {
+    const { key, workspaceId } = await seedWorkspace({ credits: 3 })
+    const garment = await uploadImage(key, await fixtureBytes('garment-shirt.png'))
+    const before = await storedKeys()
+    const sweep = () => sweepUploads(env, new Date(Date.now() + 25 * HOUR))
+    const db = cutIn(env.DB, 'SET held = held +', 'before-batch', sweep)
+    // The person comes from a URL (stored by the request under the job's own prefix), so only the
+    // garment is an upload the sweep can take.
+    const res = await postWith(withDb(db), key, '/v1/virtual-try-ons', {
+      person: { sourceUrl: `${env.FIXTURE_ORIGIN}/files/astronaut.png` },
+      garment: { uploadId: garment.id },
+      options: TRY_ON,
+    })
+    const body = await expectProblem(res, 400, 'invalid_input', 'garment.uploadId')
+    expect(body.detail).toBe(`No upload ${garment.id} in this workspace`)
+    // The same answer as naming the garment after the sweep; no job, hold, credit or stored person.
+    await expectProblem(
+      await tryOn(key, {
+        person: { sourceUrl: `${env.FIXTURE_ORIGIN}/files/astronaut.png` },
+        garment: { uploadId: garment.id },
+        options: TRY_ON,
+      }),
+      400,
+      'invalid_input',
+      'garment.uploadId',
+    )
+    expect(((await (await api('/v1/jobs', { key })).json()) as { jobs: unknown[] }).jobs).toEqual([])
+    const holds = await env.DB.prepare('SELECT COUNT(*) AS n FROM credit_holds WHERE workspace_id = ?')
+      .bind(workspaceId)
+      .first<{ n: number }>()
+    expect(holds?.n).toBe(0)
+    expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 3 })
+    expect((await storedKeys()).filter((k) => !before.includes(k))).toEqual([])
+    expect(await env.BUCKET.head(`uploads/${garment.id}`)).toBeNull()
+  })
 })
