@@ -15,6 +15,7 @@ import type { Mask, RgbImage } from '../imaging/types.js'
 import { type Rect, rectHeight, rectWidth, taperWeights } from '../refinement/region.js'
 import { cropRgb } from '../refinement/zoom.js'
 import type { InputSize, Segmenter } from '../segmentation/index.js'
+import { coverTiles, gridTiles } from './tile-layout.js'
 
 export interface EdgeTileOptions {
   /** Tile side in source pixels (a crop this size is resized to the model's input). */
@@ -30,6 +31,16 @@ export interface EdgeTileOptions {
   maxDisagreement: number
   /** Only zoom when the source's long side is at least this many times the model input's. */
   minZoom: number
+  /** `cover`: tiles placed where the band is (tile-layout.ts); `grid`: a fixed grid's tiles that touch it. */
+  layout: 'cover' | 'grid'
+  /** On `cover`, no tile for fewer than this many band pixels left uncovered. */
+  minBandPixels: number
+  /** On `cover`, a tile covers the pixels where its fusion weight is at least this (tile-layout.ts). */
+  coverWeight: number
+  /** On `cover`, the grid is used instead when the cover would take more than this share of its tiles. */
+  coverMaxShare: number
+  /** When none of the first this many close-ups is kept, the rest are not run (0: run all). */
+  probeTiles: number
 }
 
 /** Tuned on bench/quality.ts (docs/quality.md "Quality levels"). */
@@ -41,12 +52,18 @@ export const EDGE_TILE_DEFAULTS: EdgeTileOptions = {
   marginModelPixels: 1.5,
   maxDisagreement: 0.03,
   minZoom: 1.5,
+  layout: 'cover',
+  minBandPixels: 0,
+  coverWeight: 1,
+  coverMaxShare: 1,
+  probeTiles: 0,
 }
 
 export interface ZoomResult {
   mask: Mask
-  /** Tiles segmented, and how many of them were kept. */
+  /** Tiles segmented (model runs), of those planned, and how many of them were kept. */
   tiles: number
+  planned: number
   kept: number
 }
 
@@ -66,36 +83,31 @@ export function widen(band: Uint8Array, width: number, height: number, r: number
   return out
 }
 
-/** Tile origins along one axis: evenly spread, `tile` long, overlapping by at least `overlap`. */
-function origins(size: number, tile: number, overlap: number): number[] {
-  if (tile >= size) return [0]
-  const count = Math.ceil((size - overlap) / (tile - overlap))
-  return Array.from({ length: count }, (_, i) => Math.round((i * (size - tile)) / (count - 1)))
-}
-
 /**
- * The tiles of a grid over the image that contain any of `band`.
- * @example planTiles(band, 4240, 2832, 1024, 128).length // the tiles along the subject's outline
+ * Where the close-ups go, most band first. `grid`: the grid's tiles that touch the band (the
+ * earlier layout). `cover`: tiles placed where the widened band is (tile-layout.ts), unless that
+ * saves too little against the grid: on a band filling much of the frame the grid is already
+ * about as few tiles, and its positions are the ones measured (bench/high-tuning.ts).
+ * @example planTiles(band, near, 4240, 2832, EDGE_TILE_DEFAULTS).length // the tiles along the subject's outline
  */
-export function planTiles(band: Uint8Array, width: number, height: number, tile: number, overlap: number): Rect[] {
-  const tw = Math.min(tile, width)
-  const th = Math.min(tile, height)
-  const out: Rect[] = []
-  for (const y0 of origins(height, th, overlap)) {
-    for (const x0 of origins(width, tw, overlap)) {
-      const rect = { x0, y0, x1: x0 + tw, y1: y0 + th }
-      if (touches(band, width, rect)) out.push(rect)
-    }
-  }
-  return out
+export function planTiles(
+  band: Uint8Array,
+  near: Uint8Array,
+  width: number,
+  height: number,
+  o: EdgeTileOptions,
+): Rect[] {
+  const grid = gridTiles(band, width, height, o.tile, o.overlap)
+  const cover = o.layout === 'grid' ? grid : coverTiles(near, width, height, o)
+  const tiles = cover.length <= o.coverMaxShare * grid.length ? cover : grid
+  const count = new Map(tiles.map((r) => [r, bandPixels(near, width, r)]))
+  return tiles.sort((a, b) => count.get(b)! - count.get(a)!)
 }
 
-function touches(band: Uint8Array, width: number, r: Rect): boolean {
-  for (let y = r.y0; y < r.y1; y++) {
-    const row = y * width
-    for (let x = r.x0; x < r.x1; x++) if (band[row + x]) return true
-  }
-  return false
+function bandPixels(band: Uint8Array, width: number, r: Rect): number {
+  let n = 0
+  for (let y = r.y0; y < r.y1; y++) for (let i = y * width + r.x0; i < y * width + r.x1; i++) n += band[i]
+  return n
 }
 
 /** Fraction of the base's sure pixels in the tile (outside the widened band) whose side the tile flips. */
@@ -129,20 +141,25 @@ export async function zoomEdges(
   const o = { ...EDGE_TILE_DEFAULTS, ...options }
   const { width, height } = image
   const zoom = Math.max(width / native.width, height / native.height)
-  if (zoom < o.minZoom) return { mask: base, tiles: 0, kept: 0 }
+  if (zoom < o.minZoom) return { mask: base, tiles: 0, planned: 0, kept: 0 }
   const band = uncertainBand(base, o.bandLow, o.bandHigh)
   const near = widen(band, width, height, Math.round(o.marginModelPixels * zoom))
-  const tiles = planTiles(band, width, height, o.tile, o.overlap)
+  const tiles = planTiles(band, near, width, height, o)
   const acc = new Float32Array(width * height)
   const weight = new Float32Array(width * height)
   let kept = 0
+  let runs = 0
   for (const rect of tiles) {
+    // Where the model mistook the subject in each of the first close-ups (those holding the most
+    // band), it does so in the rest too (a cat's fur or a cup filling the crop): stop paying for them.
+    if (runs === o.probeTiles && kept === 0) break
+    runs++
     const mask = await segmenter.segment(cropRgb(image, rect), native)
     if (disagreement(base, near, rect, mask) > o.maxDisagreement) continue
     kept++
     accumulate(acc, weight, near, mask, rect, taperWeights(rect, width, height, o.overlap / 2), width)
   }
-  return { mask: fuse(base, near, acc, weight), tiles: tiles.length, kept }
+  return { mask: fuse(base, near, acc, weight), tiles: runs, planned: tiles.length, kept }
 }
 
 function accumulate(
