@@ -110,13 +110,13 @@ const fromDisk = (file: string, image: RgbImage): Mask => ({
  * The layout before (a grid, every tile run) first, then the cheaper plans compared with it. Each
  * variant spells out every layout setting, so it means the same whatever the defaults become.
  */
-const COVER = { layout: 'cover', coverMaxShare: 0.75, probeTiles: 3 } as const
+const COVER = { layout: 'cover', coverMaxBand: 0.2, probeTiles: 3 } as const
 const VARIANTS: Record<string, Partial<EdgeTileOptions>> = {
   grid: { layout: 'grid', probeTiles: 0 },
   'grid-probe3': { layout: 'grid', probeTiles: 3 },
   'cover-w1-min0': { ...COVER, coverWeight: 1, minBandPixels: 0 },
-  'cover-w1-min10k': { ...COVER, coverWeight: 1, minBandPixels: 10_000 },
   'cover-half-min0': { ...COVER, coverWeight: 0.5, minBandPixels: 0 },
+  // EDGE_TILE_DEFAULTS
   'cover-half-min10k': { ...COVER, coverWeight: 0.5, minBandPixels: 10_000 },
 }
 

@@ -123,7 +123,18 @@ describe("high's zoomed look over the edge band", () => {
     )
     expect(tiles).toBeGreaterThan(0)
     expect(kept).toBe(0)
-    expect(mask.data).toEqual(base.data)
+    expect(sad(mask.data, base.data)).toBe(0)
+  })
+
+  it('stops after the first close-ups when none of them is kept, and runs them all when one is', async () => {
+    const options = { tile: 512, overlap: 64, probeTiles: 2 }
+    const confused = await zoomEdges(stub('confused'), image, base, { width: 512, height: 512 }, options)
+    expect(confused.planned).toBeGreaterThan(2)
+    expect([confused.tiles, confused.kept]).toEqual([2, 0])
+    expect(sad(confused.mask.data, base.data)).toBe(0)
+    const sharp = await zoomEdges(stub('sharp'), image, base, { width: 512, height: 512 }, options)
+    expect(sharp.tiles).toBe(sharp.planned)
+    expect(sharp.kept).toBe(sharp.planned)
   })
 
   it('leaves an image that is not much larger than the model input alone', async () => {

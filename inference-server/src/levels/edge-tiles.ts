@@ -37,8 +37,8 @@ export interface EdgeTileOptions {
   minBandPixels: number
   /** On `cover`, a tile covers the pixels where its fusion weight is at least this (tile-layout.ts). */
   coverWeight: number
-  /** On `cover`, the grid is used instead when the cover would take more than this share of its tiles. */
-  coverMaxShare: number
+  /** On `cover`, the grid is used instead when the widened band is more than this share of the image. */
+  coverMaxBand: number
   /** When none of the first this many close-ups is kept, the rest are not run (0: run all). */
   probeTiles: number
 }
@@ -53,10 +53,10 @@ export const EDGE_TILE_DEFAULTS: EdgeTileOptions = {
   maxDisagreement: 0.03,
   minZoom: 1.5,
   layout: 'cover',
-  minBandPixels: 0,
-  coverWeight: 1,
-  coverMaxShare: 1,
-  probeTiles: 0,
+  minBandPixels: 10_000,
+  coverWeight: 0.5,
+  coverMaxBand: 0.2,
+  probeTiles: 3,
 }
 
 export interface ZoomResult {
@@ -85,9 +85,11 @@ export function widen(band: Uint8Array, width: number, height: number, r: number
 
 /**
  * Where the close-ups go, most band first. `grid`: the grid's tiles that touch the band (the
- * earlier layout). `cover`: tiles placed where the widened band is (tile-layout.ts), unless that
- * saves too little against the grid: on a band filling much of the frame the grid is already
- * about as few tiles, and its positions are the ones measured (bench/high-tuning.ts).
+ * earlier layout). `cover`: tiles placed where the widened band is (tile-layout.ts), or the grid's
+ * when that is no fewer, or when the band fills more than `coverMaxBand` of the frame: such a band
+ * is not an outline but a region the model is unsure of (smoke, a lattice), the cover saves little
+ * there, and on the rocket composite its positions lost most of the gain (bench/high-tuning.ts:
+ * more of its close-ups failed the disagreement check).
  * @example planTiles(band, near, 4240, 2832, EDGE_TILE_DEFAULTS).length // the tiles along the subject's outline
  */
 export function planTiles(
@@ -98,8 +100,9 @@ export function planTiles(
   o: EdgeTileOptions,
 ): Rect[] {
   const grid = gridTiles(band, width, height, o.tile, o.overlap)
-  const cover = o.layout === 'grid' ? grid : coverTiles(near, width, height, o)
-  const tiles = cover.length <= o.coverMaxShare * grid.length ? cover : grid
+  const dense = bandPixels(near, width, { x0: 0, y0: 0, x1: width, y1: height }) > o.coverMaxBand * width * height
+  const cover = o.layout === 'grid' || dense ? grid : coverTiles(near, width, height, o)
+  const tiles = cover.length < grid.length ? cover : grid
   const count = new Map(tiles.map((r) => [r, bandPixels(near, width, r)]))
   return tiles.sort((a, b) => count.get(b)! - count.get(a)!)
 }
@@ -152,7 +155,7 @@ export async function zoomEdges(
   for (const rect of tiles) {
     // Where the model mistook the subject in each of the first close-ups (those holding the most
     // band), it does so in the rest too (a cat's fur or a cup filling the crop): stop paying for them.
-    if (runs === o.probeTiles && kept === 0) break
+    if (o.probeTiles > 0 && runs === o.probeTiles && kept === 0) break
     runs++
     const mask = await segmenter.segment(cropRgb(image, rect), native)
     if (disagreement(base, near, rect, mask) > o.maxDisagreement) continue
