@@ -1,11 +1,13 @@
 /**
  * Tuning of `high`'s zoomed second look (issue 14), on the quality benchmark's composites:
- * `tsx bench/high-tuning.ts [--size 4mp|12mp] [--cache DIR] [--name NAME]` →
+ * `tsx bench/high-tuning.ts [--size 4mp|12mp] [--cache DIR] [--name NAME] [--timed]` →
  * bench/results/high-tuning[-NAME].json. Each crop's model mask is computed once (a memoising
  * segmenter; with `--cache`, kept on disk across runs too), so tile layouts and fusion settings are
  * compared on the same model outputs, and each variant's count of close-ups is its model runs. Every
  * variant is scored as `high` delivers it (close-ups, guided filter, decontaminated cutout), against
- * `balanced`. Used to pick EDGE_TILE_DEFAULTS; not part of `npm run bench`.
+ * `balanced`. `--timed` instead times `high` (base run, close-ups, guided filter, decontamination)
+ * with the grid and with the shipped layout, every run made → high-tuning-timed.json. Used to pick
+ * EDGE_TILE_DEFAULTS; not part of `npm run bench`.
  */
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -188,24 +190,54 @@ function summarise(rows: Record<string, unknown>[], sizes: string[]) {
   )
 }
 
+/**
+ * `--timed`: the real cost of `high`'s mask with the grid against the shipped layout, every model
+ * run made (no memo), the two interleaved on each composite so load on a shared machine hits both.
+ */
+async function timed(model: Segmenter, c: Composite): Promise<Record<string, unknown>> {
+  const { image } = await decodeImage(c.bytes)
+  const row: Record<string, unknown> = { name: c.name }
+  for (const [key, v] of [
+    ['grid', VARIANTS.grid],
+    ['default', {}],
+  ] as const) {
+    const t0 = performance.now()
+    const base = await model.segment(image, model.input.native)
+    const zoomed = await zoomEdges(model, image, base, model.input.native, v)
+    const refined = await refineMask(image, zoomed.mask)
+    await decontaminate(image, refined)
+    row[key] = { modelRuns: 1 + zoomed.tiles, ms: round(performance.now() - t0, 0) }
+  }
+  log(JSON.stringify(row))
+  return row
+}
+
 const { values } = parseArgs({
-  options: { size: { type: 'string' }, cache: { type: 'string' }, name: { type: 'string' } },
+  options: {
+    size: { type: 'string' },
+    cache: { type: 'string' },
+    name: { type: 'string' },
+    timed: { type: 'boolean', default: false },
+  },
 })
 const sizes = values.size ? [values.size as keyof typeof QUALITY_SIZES] : (['4mp', '12mp'] as const)
 const model = await createSegmenter()
 const segmenter = memoising(model, values.cache)
 const composites = await makeComposites(await fixtureMasks(segmenter), [...sizes])
 const rows: Record<string, unknown>[] = []
-for (const c of composites) rows.push(await compare(segmenter, c))
+for (const c of composites) rows.push(await (values.timed ? timed(model, c) : compare(segmenter, c)))
 await model.close()
 const runMs = [...segmenter.runMs].sort((a, b) => a - b)
-const summary = {
-  meanBySize: summarise(rows, [...sizes]),
-  modelRuns: segmenter.runs,
-  medianModelRunMs: runMs.length ? round(runMs[runMs.length >> 1], 0) : null,
-}
+const summary = values.timed
+  ? {}
+  : {
+      meanBySize: summarise(rows, [...sizes]),
+      modelRuns: segmenter.runs,
+      medianModelRunMs: runMs.length ? round(runMs[runMs.length >> 1], 0) : null,
+    }
 mkdirSync(RESULTS_DIR, { recursive: true })
-const file = `${RESULTS_DIR}high-tuning${values.name ? `-${values.name}` : ''}.json`
+const suffix = [values.timed ? 'timed' : '', values.name ?? ''].filter(Boolean).join('-')
+const file = `${RESULTS_DIR}high-tuning${suffix ? `-${suffix}` : ''}.json`
 const report = { date: new Date().toISOString(), machine: machineInfo(), variants: VARIANTS, ...summary, rows }
 writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`)
 log(`${JSON.stringify(summary, null, 2)}\nwrote ${file}`)
