@@ -8,7 +8,9 @@
  * soft one). A tile is a close-up without the whole subject in view: when it disagrees with the
  * base on pixels the base is sure of (away from the band), the model has mistaken what the subject
  * is in that crop, and the tile is dropped. Overlapping tiles are averaged with weights that fall
- * to 0 at their inner sides, so neither tiles nor the band leave a seam.
+ * to 0 at their inner sides, so neither tiles nor the band leave a seam. Each tile is a model run:
+ * where they go is planTiles's choice (tile-layout.ts), and when the first few are all dropped the
+ * rest are not run.
  */
 import { boxMean } from '../imaging/refine.js'
 import type { Mask, RgbImage } from '../imaging/types.js'
