@@ -3,8 +3,9 @@
  * Where `high`'s close-up tiles go (edge-tiles.ts). Every tile costs a model run, so the layout
  * decides the level's price. A fixed grid pays for every cell the subject's outline passes
  * through, however little of the band a cell holds; the cover layout instead places tiles where
- * the band is, picking greedily the position whose tile covers the most band pixels not yet
- * covered, until the band is covered or what is left would not pay for a run.
+ * the band is: greedily, each where it covers the most band pixels not yet covered, or by sweeps
+ * along rows or columns (better on a band filling much of the frame), whichever takes fewest,
+ * until the band is covered or what is left would not pay for a run.
  *
  * A tile "covers" a pixel when the pixel lies in its core: the tile without the part of the taper
  * at its inner sides (half the overlap) where the fusion's weight is below `coverWeight`. At weight
@@ -283,7 +284,7 @@ const swap = (r: Rect): Rect => ({ x0: r.y0, y0: r.x0, x1: r.y1, y1: r.x1 })
  * Tiles placed where the band is (see the module comment): the fewest of a greedy cover and a
  * sweep along rows and along columns. Every band pixel ends in some tile's core unless the tiles
  * left to place would each cover fewer than `minBandPixels`.
- * @example coverTiles(band, 4240, 2832, { tile: 1024, overlap: 128, minBandPixels: 0 }).length // fewer than the grid's
+ * @example coverTiles(near, 4240, 2832, { tile: 1024, overlap: 128, minBandPixels: 0, coverWeight: 1 }).length // ≤ the grid's on an outline
  */
 export function coverTiles(band: Uint8Array, width: number, height: number, o: LayoutOptions): Rect[] {
   const g = toCells(band, width, height)
