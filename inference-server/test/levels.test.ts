@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { Mask, RgbImage } from '../src/imaging/types.js'
-import { planTiles, uncertainBand, widen, zoomEdges } from '../src/levels/edge-tiles.js'
+import { uncertainBand, widen, zoomEdges } from '../src/levels/edge-tiles.js'
+import { gridTiles } from '../src/levels/tile-layout.js'
 import { levelMask } from '../src/levels/index.js'
 import { fastInput, inputFor } from '../src/levels/sizes.js'
 import type { InputSize, Segmenter } from '../src/segmentation/index.js'
@@ -83,7 +84,7 @@ describe("high's zoomed look over the edge band", () => {
     expect(count).toBeGreaterThan(2 * Math.PI * R * 10)
     expect(count).toBeLessThan(2 * Math.PI * R * 14)
     expect(widen(band, SIZE, SIZE, 4).reduce((s, v) => s + v, 0)).toBeGreaterThan(count)
-    const tiles = planTiles(band, SIZE, SIZE, 384, 64)
+    const tiles = gridTiles(band, SIZE, SIZE, 384, 64)
     // A 5 × 5 grid over 1600²: the centre tile sees only the disc's inside and the four corner
     // tiles only the background, so those are skipped.
     expect(tiles).toHaveLength(20)
@@ -122,7 +123,18 @@ describe("high's zoomed look over the edge band", () => {
     )
     expect(tiles).toBeGreaterThan(0)
     expect(kept).toBe(0)
-    expect(mask.data).toEqual(base.data)
+    expect(sad(mask.data, base.data)).toBe(0)
+  })
+
+  it('stops after the first close-ups when none of them is kept, and runs them all when one is', async () => {
+    const options = { tile: 512, overlap: 64, probeTiles: 2 }
+    const confused = await zoomEdges(stub('confused'), image, base, { width: 512, height: 512 }, options)
+    expect(confused.planned).toBeGreaterThan(2)
+    expect([confused.tiles, confused.kept]).toEqual([2, 0])
+    expect(sad(confused.mask.data, base.data)).toBe(0)
+    const sharp = await zoomEdges(stub('sharp'), image, base, { width: 512, height: 512 }, options)
+    expect(sharp.tiles).toBe(sharp.planned)
+    expect(sharp.kept).toBe(sharp.planned)
   })
 
   it('leaves an image that is not much larger than the model input alone', async () => {

@@ -8,13 +8,16 @@
  * soft one). A tile is a close-up without the whole subject in view: when it disagrees with the
  * base on pixels the base is sure of (away from the band), the model has mistaken what the subject
  * is in that crop, and the tile is dropped. Overlapping tiles are averaged with weights that fall
- * to 0 at their inner sides, so neither tiles nor the band leave a seam.
+ * to 0 at their inner sides, so neither tiles nor the band leave a seam. Each tile is a model run:
+ * where they go is planTiles's choice (tile-layout.ts), and when the first few are all dropped the
+ * rest are not run.
  */
 import { boxMean } from '../imaging/refine.js'
 import type { Mask, RgbImage } from '../imaging/types.js'
 import { type Rect, rectHeight, rectWidth, taperWeights } from '../refinement/region.js'
 import { cropRgb } from '../refinement/zoom.js'
 import type { InputSize, Segmenter } from '../segmentation/index.js'
+import { coverTiles, gridTiles } from './tile-layout.js'
 
 export interface EdgeTileOptions {
   /** Tile side in source pixels (a crop this size is resized to the model's input). */
@@ -30,6 +33,16 @@ export interface EdgeTileOptions {
   maxDisagreement: number
   /** Only zoom when the source's long side is at least this many times the model input's. */
   minZoom: number
+  /** `cover`: tiles placed where the band is (tile-layout.ts); `grid`: a fixed grid's tiles that touch it. */
+  layout: 'cover' | 'grid'
+  /** On `cover`, no tile for fewer than this many band pixels left uncovered. */
+  minBandPixels: number
+  /** On `cover`, a tile covers the pixels where its fusion weight is at least this (tile-layout.ts). */
+  coverWeight: number
+  /** On `cover`, the grid is used instead when the widened band is more than this share of the image. */
+  coverMaxBand: number
+  /** When none of the first this many close-ups is kept, the rest are not run (0: run all). */
+  probeTiles: number
 }
 
 /** Tuned on bench/quality.ts (docs/quality.md "Quality levels"). */
@@ -41,12 +54,18 @@ export const EDGE_TILE_DEFAULTS: EdgeTileOptions = {
   marginModelPixels: 1.5,
   maxDisagreement: 0.03,
   minZoom: 1.5,
+  layout: 'cover',
+  minBandPixels: 10_000,
+  coverWeight: 0.5,
+  coverMaxBand: 0.2,
+  probeTiles: 3,
 }
 
 export interface ZoomResult {
   mask: Mask
-  /** Tiles segmented, and how many of them were kept. */
+  /** Tiles segmented (model runs), of those planned, and how many of them were kept. */
   tiles: number
+  planned: number
   kept: number
 }
 
@@ -66,36 +85,34 @@ export function widen(band: Uint8Array, width: number, height: number, r: number
   return out
 }
 
-/** Tile origins along one axis: evenly spread, `tile` long, overlapping by at least `overlap`. */
-function origins(size: number, tile: number, overlap: number): number[] {
-  if (tile >= size) return [0]
-  const count = Math.ceil((size - overlap) / (tile - overlap))
-  return Array.from({ length: count }, (_, i) => Math.round((i * (size - tile)) / (count - 1)))
-}
-
 /**
- * The tiles of a grid over the image that contain any of `band`.
- * @example planTiles(band, 4240, 2832, 1024, 128).length // the tiles along the subject's outline
+ * Where the close-ups go, most band first. `grid`: the grid's tiles that touch the band (the
+ * earlier layout). `cover`: tiles placed where the widened band is (tile-layout.ts), or the grid's
+ * when that is no fewer, or when the band fills more than `coverMaxBand` of the frame: such a band
+ * is not an outline but a region the model is unsure of (smoke, a lattice), the cover saves little
+ * there, and on the rocket composite its positions lost most of the gain (bench/high-tuning.ts:
+ * more of its close-ups failed the disagreement check).
+ * @example planTiles(band, near, 4240, 2832, EDGE_TILE_DEFAULTS).length // the tiles along the subject's outline
  */
-export function planTiles(band: Uint8Array, width: number, height: number, tile: number, overlap: number): Rect[] {
-  const tw = Math.min(tile, width)
-  const th = Math.min(tile, height)
-  const out: Rect[] = []
-  for (const y0 of origins(height, th, overlap)) {
-    for (const x0 of origins(width, tw, overlap)) {
-      const rect = { x0, y0, x1: x0 + tw, y1: y0 + th }
-      if (touches(band, width, rect)) out.push(rect)
-    }
-  }
-  return out
+export function planTiles(
+  band: Uint8Array,
+  near: Uint8Array,
+  width: number,
+  height: number,
+  o: EdgeTileOptions,
+): Rect[] {
+  const grid = gridTiles(band, width, height, o.tile, o.overlap)
+  const dense = bandPixels(near, width, { x0: 0, y0: 0, x1: width, y1: height }) > o.coverMaxBand * width * height
+  const cover = o.layout === 'grid' || dense ? grid : coverTiles(near, width, height, o)
+  const tiles = cover.length < grid.length ? cover : grid
+  const count = new Map(tiles.map((r) => [r, bandPixels(near, width, r)]))
+  return tiles.sort((a, b) => count.get(b)! - count.get(a)!)
 }
 
-function touches(band: Uint8Array, width: number, r: Rect): boolean {
-  for (let y = r.y0; y < r.y1; y++) {
-    const row = y * width
-    for (let x = r.x0; x < r.x1; x++) if (band[row + x]) return true
-  }
-  return false
+function bandPixels(band: Uint8Array, width: number, r: Rect): number {
+  let n = 0
+  for (let y = r.y0; y < r.y1; y++) for (let i = y * width + r.x0; i < y * width + r.x1; i++) n += band[i]
+  return n
 }
 
 /** Fraction of the base's sure pixels in the tile (outside the widened band) whose side the tile flips. */
@@ -129,20 +146,25 @@ export async function zoomEdges(
   const o = { ...EDGE_TILE_DEFAULTS, ...options }
   const { width, height } = image
   const zoom = Math.max(width / native.width, height / native.height)
-  if (zoom < o.minZoom) return { mask: base, tiles: 0, kept: 0 }
+  if (zoom < o.minZoom) return { mask: base, tiles: 0, planned: 0, kept: 0 }
   const band = uncertainBand(base, o.bandLow, o.bandHigh)
   const near = widen(band, width, height, Math.round(o.marginModelPixels * zoom))
-  const tiles = planTiles(band, width, height, o.tile, o.overlap)
+  const tiles = planTiles(band, near, width, height, o)
   const acc = new Float32Array(width * height)
   const weight = new Float32Array(width * height)
   let kept = 0
+  let runs = 0
   for (const rect of tiles) {
+    // Where the model mistook the subject in each of the first close-ups (those holding the most
+    // band), it does so in the rest too (a cat's fur or a cup filling the crop): stop paying for them.
+    if (o.probeTiles > 0 && runs === o.probeTiles && kept === 0) break
+    runs++
     const mask = await segmenter.segment(cropRgb(image, rect), native)
     if (disagreement(base, near, rect, mask) > o.maxDisagreement) continue
     kept++
     accumulate(acc, weight, near, mask, rect, taperWeights(rect, width, height, o.overlap / 2), width)
   }
-  return { mask: fuse(base, near, acc, weight), tiles: tiles.length, kept }
+  return { mask: fuse(base, near, acc, weight), tiles: runs, planned: tiles.length, kept }
 }
 
 function accumulate(
