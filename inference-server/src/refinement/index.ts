@@ -21,6 +21,7 @@ import type { Segmenter } from '../segmentation/index.js'
 import { colourCut } from './grabcut.js'
 import { decodeMaskPng } from './mask.js'
 import { applyIslands, honourPoints, type InnerSides, type PlanePoint, settleDisagreements } from './points.js'
+import { softenChangedEdges } from './soften.js'
 import { pointMargin, type Rect, rectHeight, rectWidth, refinementRegion, toPixel } from './region.js'
 import { cropRgb, zoomedLook } from './zoom.js'
 
@@ -32,9 +33,11 @@ export interface RefineMethod {
   regions: boolean
   /** (b) the GrabCut colour cut seeded by the points. */
   cut: boolean
+  /** (b) the hard edges the point steps wrote, softened along the photo's edges (soften.ts). */
+  soften: boolean
 }
 
-export const DEFAULT_METHOD: RefineMethod = { zoom: true, regions: true, cut: true }
+export const DEFAULT_METHOD: RefineMethod = { zoom: true, regions: true, cut: true, soften: true }
 
 export interface RefineTimings {
   decode: number
@@ -69,6 +72,13 @@ function pastePlane(mask: Mask, r: Rect, plane: Uint8Array): void {
 }
 
 /**
+ * The blur radius of `soften`, in source pixels: 4 model pixels' worth (the photo's long side / 1024
+ * × 4). Tuned on bench/refinement.ts at 4 MP: gradient error fell as it grew from ½ to 4 model
+ * pixels and little more at 6, where SAD began to rise (docs/quality.md "Refinements").
+ */
+const softenRadius = (width: number, height: number) => Math.max(1, Math.round((4 * Math.max(width, height)) / 1024))
+
+/**
  * The point steps on the region of `mask` (in place; `base` is the mask before the zoomed look):
  * settle where the looks disagree, islands, colour cut, then each point's own pixel.
  */
@@ -90,13 +100,16 @@ async function applyPoints(
     bottom: region.y1 < height,
   }
   const plane = cropPlane(mask, region)
+  const before = new Uint8Array(plane)
   // The model's soft edge at source size is a few model pixels wide: an island's fringe.
   const fringe = Math.max(3, Math.ceil((6 * Math.max(width, height)) / 1024))
   if (method.regions) {
     settleDisagreements(plane, cropPlane(base, region), rw, rh, points, fringe)
     applyIslands(plane, rw, rh, points, sides, { reach: pointMargin(width, height), fringe })
   }
-  if (method.cut) await colourCut(cropRgb(image, region), plane, points, sides)
+  const crop = cropRgb(image, region)
+  if (method.cut) await colourCut(crop, plane, points, sides)
+  if (method.soften) await softenChangedEdges(crop, before, plane, softenRadius(width, height))
   honourPoints(plane, rw, rh, points, 1)
   pastePlane(mask, region, plane)
 }
