@@ -26,7 +26,14 @@ import {
 } from '../inference-server/src/levels/edge-tiles.js'
 import { createSegmenter, type Segmenter } from '../inference-server/src/segmentation/index.js'
 import { machineInfo, RESULTS_DIR, round } from './lib/util.js'
-import { type Composite, fixtureMasks, gradientMagnitude, makeComposites, type QUALITY_SIZES } from './quality.js'
+import {
+  type Composite,
+  edgeColourError,
+  fixtureMasks,
+  gradientMagnitude,
+  makeComposites,
+  type QUALITY_SIZES,
+} from './quality.js'
 
 interface Scores {
   sad: number
@@ -49,19 +56,9 @@ export function maskScores(c: Composite, mask: Mask): Scores {
   return { sad: round(sad / 1000, 2), grad: round(grad / 1000, 3) }
 }
 
-/** As bench/quality.ts's edge colour error: mean |F̂ − F| over the true edge band, weighted by α. */
-function edgeColour(c: Composite, colour: RgbImage, mask: Mask): number {
-  const rgba = composeCutout(colour, mask).data
-  let err = 0
-  let weight = 0
-  for (let p = 0; p < c.alpha.length; p++) {
-    const a = c.alpha[p]
-    if (a <= 0.02 || a >= 0.98) continue
-    for (let ch = 0; ch < 3; ch++) err += a * Math.abs(rgba[p * 4 + ch] - c.fg[p * 3 + ch])
-    weight += 3 * a
-  }
-  return round(err / weight, 2)
-}
+/** bench/quality.ts's edge colour error of the cutout `colour` and `mask` make. */
+const edgeColour = (c: Composite, colour: RgbImage, mask: Mask): number =>
+  edgeColourError(c, composeCutout(colour, mask).data)
 
 /** What `high` delivers from a zoomed mask: guided filter, then the decontaminated cutout (remove.ts). */
 async function highScores(c: Composite, image: RgbImage, zoomed: Mask): Promise<Scores> {

@@ -193,19 +193,24 @@ export async function score(c: Composite, mask: RemoveResult, cutout?: RemoveRes
     ms: round(mask.timings.decode + mask.timings.segment + mask.timings.alpha + mask.timings.encode, 0),
     modelRuns: mask.modelRuns,
   }
-  if (cutout) {
-    const rgba = await floatPlane(cutout.png, 4)
-    let err = 0
-    let weight = 0
-    for (let p = 0; p < c.alpha.length; p++) {
-      const a = c.alpha[p]
-      if (a <= 0.02 || a >= 0.98) continue
-      for (let ch = 0; ch < 3; ch++) err += a * Math.abs(rgba[p * 4 + ch] - c.fg[p * 3 + ch])
-      weight += 3 * a
-    }
-    out.edgeColour = round(err / weight, 2)
-  }
+  if (cutout) out.edgeColour = edgeColourError(c, await floatPlane(cutout.png, 4))
   return out
+}
+
+/**
+ * Edge colour error: the mean |F̂ − F| of a cutout's RGB (`rgba`, 0..255, 4 channels) against the
+ * true foreground over the true edge band (0.02 < α < 0.98), weighted by α, in 8-bit units.
+ */
+export function edgeColourError(c: Composite, rgba: ArrayLike<number>): number {
+  let err = 0
+  let weight = 0
+  for (let p = 0; p < c.alpha.length; p++) {
+    const a = c.alpha[p]
+    if (a <= 0.02 || a >= 0.98) continue
+    for (let ch = 0; ch < 3; ch++) err += a * Math.abs(rgba[p * 4 + ch] - c.fg[p * 3 + ch])
+    weight += 3 * a
+  }
+  return round(err / weight, 2)
 }
 
 /** "A perfect model at 1024²": the true alpha reduced to the model's input and brought back. */

@@ -4,16 +4,9 @@
  * flight until the Worker gives up on it, or freeze (before or during a removal), on demand.
  */
 import { createServer, request, type Server, type ServerResponse } from 'node:http'
+import type { ProxyMode } from './proxy-modes'
 
-export type ProxyMode =
-  | 'normal'
-  | 'down'
-  | 'die-on-remove'
-  | 'saturated'
-  | 'hold-remove'
-  | 'hold-output'
-  | 'frozen'
-  | 'freeze-on-remove'
+export type { ProxyMode } from './proxy-modes'
 
 /** Where an answer's first output frame begins (docs/inference-protocol.md). */
 const OUTPUT_FRAME = Buffer.from('{"type":"output"')

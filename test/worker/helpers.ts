@@ -5,6 +5,7 @@
 import { env } from 'cloudflare:test'
 import { exports } from 'cloudflare:workers'
 import { mintApiKey, SCOPES, type Scope } from '../../src/services/auth'
+import type { ProxyMode } from '../helpers/proxy-modes'
 
 export const BASE = 'https://api.test'
 
@@ -138,17 +139,7 @@ export interface ProxyStats {
  * mid-call;
  * 'hold-output' forwards an answer up to its output and holds the rest until released.
  */
-export async function setInferenceMode(
-  mode:
-    | 'normal'
-    | 'down'
-    | 'die-on-remove'
-    | 'saturated'
-    | 'hold-remove'
-    | 'hold-output'
-    | 'frozen'
-    | 'freeze-on-remove',
-) {
+export async function setInferenceMode(mode: ProxyMode) {
   const res = await fetch(`${env.FIXTURE_ORIGIN}/control/inference?mode=${mode}`, { method: 'POST' })
   return (await res.json()) as ProxyStats
 }

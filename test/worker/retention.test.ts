@@ -28,6 +28,16 @@ import { createProject, jobEnded } from './project-helpers'
 
 const HOUR = 3_600_000
 
+/** Nothing was accepted in the workspace: no job, no credit hold, its 3 credits untouched. */
+async function expectNothingAccepted(key: string, workspaceId: string): Promise<void> {
+  expect(((await (await api('/v1/jobs', { key })).json()) as { jobs: unknown[] }).jobs).toEqual([])
+  const holds = await env.DB.prepare('SELECT COUNT(*) AS n FROM credit_holds WHERE workspace_id = ?')
+    .bind(workspaceId)
+    .first<{ n: number }>()
+  expect(holds?.n).toBe(0)
+  expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 3 })
+}
+
 /** Runs the Worker's cron handler as Cloudflare would, `offsetMs` from now. */
 async function cronAt(offsetMs: number): Promise<void> {
   const ctx = createExecutionContext()
@@ -325,12 +335,7 @@ describe('a removal and the upload sweep at the same moment', () => {
       'invalid_input',
       'uploadId',
     )
-    expect(((await (await api('/v1/jobs', { key })).json()) as { jobs: unknown[] }).jobs).toEqual([])
-    const holds = await env.DB.prepare('SELECT COUNT(*) AS n FROM credit_holds WHERE workspace_id = ?')
-      .bind(workspaceId)
-      .first<{ n: number }>()
-    expect(holds?.n).toBe(0)
-    expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 3 })
+    await expectNothingAccepted(key, workspaceId)
   })
 
   it('a batch whose uploads the sweep removes before its jobs are inserted: 400 naming the first, nothing held', async () => {
@@ -476,12 +481,7 @@ describe('a try-on and the upload sweep', () => {
       'invalid_input',
       'garment.uploadId',
     )
-    expect(((await (await api('/v1/jobs', { key })).json()) as { jobs: unknown[] }).jobs).toEqual([])
-    const holds = await env.DB.prepare('SELECT COUNT(*) AS n FROM credit_holds WHERE workspace_id = ?')
-      .bind(workspaceId)
-      .first<{ n: number }>()
-    expect(holds?.n).toBe(0)
-    expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 3 })
+    await expectNothingAccepted(key, workspaceId)
     expect((await storedKeys()).filter((k) => !before.includes(k))).toEqual([])
     expect(await env.BUCKET.head(`uploads/${garment.id}`)).toBeNull()
   })

@@ -1,0 +1,11 @@
+/** The test inference proxy's modes (inference-proxy.ts): its own file, free of Node imports, so the
+ * Worker tests (workerd) can name them too. */
+export type ProxyMode =
+  | 'normal'
+  | 'down'
+  | 'die-on-remove'
+  | 'saturated'
+  | 'hold-remove'
+  | 'hold-output'
+  | 'frozen'
+  | 'freeze-on-remove'
