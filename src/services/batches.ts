@@ -99,22 +99,20 @@ async function createBatch(env: Env, workspaceId: string, correlationId: string,
     `INSERT INTO batches (id, workspace_id, status, total, options, created_at)
      SELECT ?, ?, 'processing', ?, ?, ? WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?)`,
   ).bind(batchId, workspaceId, uploads.length, JSON.stringify(input.options), now, jobIds[0])
-  // The retention sweep may have removed a day-old upload since `readyUploads`: then nothing is
-  // queued or held, and the answer names the upload as a request naming it now would.
-  const gone = new ApiError('invalid_input', 'An upload in uploadIds no longer exists in this workspace', {
-    field: 'uploadIds',
+  await acceptJobs(env, jobs, {
+    hold: JOB_KINDS.remove_background.holdsCredit,
+    alongside: [batchRow],
+    // The retention sweep may have removed a day-old upload since `readyUploads`: then nothing is
+    // queued or held, and reading them again throws the answer naming the first one gone, as a
+    // request naming it now would get.
+    guard: uploadsStillReady(workspaceId, input.uploadIds),
+    refused: async () => {
+      await readyUploads(env.DB, workspaceId, input.uploadIds)
+      return new ApiError('invalid_input', 'An upload in uploadIds no longer exists in this workspace', {
+        field: 'uploadIds',
+      })
+    },
   })
-  try {
-    await acceptJobs(env, jobs, {
-      hold: JOB_KINDS.remove_background.holdsCredit,
-      alongside: [batchRow],
-      guard: uploadsStillReady(workspaceId, input.uploadIds),
-      refused: () => gone,
-    })
-  } catch (err) {
-    if (err === gone) await readyUploads(env.DB, workspaceId, input.uploadIds)
-    throw err
-  }
   return getBatch(env, workspaceId, batchId)
 }
 
