@@ -8,6 +8,8 @@
  * passed and not npm's per-invocation config warnings.
  */
 import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -18,10 +20,21 @@ interface Step {
   command: string
   args: string[]
   cwd?: string
+  /** Where a vitest step writes its JSON report, read back for the failure summary. */
+  report?: string
 }
 type Stage = { name: string; steps: Step[] }
 
-const vitest = (...args: string[]): Step => ({ command: bin('vitest'), args: ['run', ...args] })
+const reports = mkdtempSync(join(tmpdir(), 'cutout-test-reports-'))
+let reportCount = 0
+const vitest = (...args: string[]): Step => {
+  const report = join(reports, `${++reportCount}.json`)
+  return {
+    command: bin('vitest'),
+    args: ['run', ...args, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`],
+    report,
+  }
+}
 const tsc = (project: string): Step => ({ command: bin('tsc'), args: ['--noEmit', '-p', project] })
 
 const STAGES: Stage[] = [
@@ -75,6 +88,49 @@ function runStep(step: Step): Promise<number> {
   })
 }
 
+interface VitestReport {
+  testResults: {
+    name: string
+    status: string
+    message?: string
+    assertionResults: { fullName: string; status: string; failureMessages: string[] }[]
+  }[]
+}
+
+const MESSAGE_LINES = 8
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes are what it removes.
+const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '')
+/** The error's message and its frames in this repository's own files (not node_modules). */
+const firstLines = (text: string) =>
+  plain(text)
+    .split('\n')
+    .filter(
+      (line) => line.trim() && !(line.trim().startsWith('at ') && /node_modules|\(<anonymous>\)|node:/.test(line)),
+    )
+    .slice(0, MESSAGE_LINES)
+    .map((line) => `      ${line.replaceAll(`${root}/`, '')}`)
+
+/**
+ * Each failed test of a stage with the first lines of its error, printed again at the end: a CI
+ * log is often read from its tail, and vitest's own account of a failure sits far above it.
+ */
+function failureSummary(stage: Stage): string[] {
+  const lines: string[] = []
+  for (const step of stage.steps) {
+    if (!step.report || !existsSync(step.report)) continue
+    const report = JSON.parse(readFileSync(step.report, 'utf8')) as VitestReport
+    for (const file of report.testResults) {
+      const where = file.name.replace(`${root}/`, '')
+      const failed = file.assertionResults.filter((a) => a.status === 'failed')
+      for (const test of failed)
+        lines.push(`    ${where} › ${test.fullName}`, ...firstLines(test.failureMessages[0] ?? ''))
+      if (!failed.length && file.status === 'failed')
+        lines.push(`    ${where}`, ...firstLines(file.message || 'failed outside any test'))
+    }
+  }
+  return lines
+}
+
 async function run(stage: Stage): Promise<number> {
   let worst = 0
   for (const step of stage.steps) worst = Math.max(worst, await runStep(step))
@@ -90,6 +146,13 @@ for (const stage of STAGES) {
   const code = await run(stage)
   results.push({ name: stage.name, code, seconds: (performance.now() - started) / 1000 })
 }
+
+const failures = STAGES.filter((s) => results.some((r) => r.name === s.name && r.code !== 0)).flatMap((stage) => {
+  const lines = failureSummary(stage)
+  return lines.length ? [`  ${stage.name}:`, ...lines] : []
+})
+if (failures.length) console.log(['\nFailed tests:', ...failures].join('\n'))
+rmSync(reports, { recursive: true, force: true })
 
 console.log('\nStages:')
 for (const r of results)

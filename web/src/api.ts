@@ -79,6 +79,27 @@ async function refresh(session: Session): Promise<Session | null> {
 /** How often a request the rate limit refused is sent again after its `Retry-After`. */
 const RATE_LIMIT_RETRIES = 2
 
+/** Told when a request starts waiting out a 429 (the epoch ms it will be sent again) and when it stops. */
+type RateWaitListener = (event: { id: number; until: number | null }) => void
+const rateWaitListeners: RateWaitListener[] = []
+let rateWaits = 0
+
+/** Subscribes to the waits for a short `Retry-After`, so the page can say why nothing happens. */
+export function onRateWait(listener: RateWaitListener): void {
+  rateWaitListeners.push(listener)
+}
+
+async function waitOut(seconds: number): Promise<void> {
+  const id = ++rateWaits
+  const ms = seconds * 1000 + 250
+  for (const l of rateWaitListeners) l({ id, until: Date.now() + ms })
+  try {
+    await new Promise((resolve) => setTimeout(resolve, ms))
+  } finally {
+    for (const l of rateWaitListeners) l({ id, until: null })
+  }
+}
+
 /**
  * The wait a 429 asks for when it is short (the per-minute request rate), else null: the daily
  * anonymous allowance also answers 429, with a wait until midnight, and that one is shown.
@@ -115,7 +136,7 @@ export async function request(path: string, opts: RequestOptions = {}): Promise<
       if (session) res = await send(session)
     }
     for (let retry = 0; retry < RATE_LIMIT_RETRIES && shortRetryAfter(res) !== null; retry++) {
-      await new Promise((resolve) => setTimeout(resolve, (shortRetryAfter(res) ?? 0) * 1000 + 250))
+      await waitOut(shortRetryAfter(res) ?? 0)
       res = await send(session)
     }
   } catch (err) {

@@ -5,6 +5,7 @@
 import { describeError, requestJson } from './api'
 import { busy, byId, h, showError, toggleSignedIn } from './dom'
 import { onSession } from './session'
+import { setUpRateWaitNotice } from './rate-wait'
 import { setUpSignIn } from './sign-in'
 
 interface Pending {
@@ -28,6 +29,7 @@ const error = byId('approve-error')
 const client = byId('device-client')
 
 codeInput.value = new URLSearchParams(location.search).get('user_code') ?? ''
+setUpRateWaitNotice()
 setUpSignIn()
 
 onSession((session) => {

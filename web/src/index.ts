@@ -1,6 +1,7 @@
 /** The main page: the tool for everyone, and history, keys and webhooks once signed in. */
 import { refreshAllowance, setUpHistory, setUpKeys, setUpWebhooks } from './account'
 import { onSession } from './session'
+import { setUpRateWaitNotice } from './rate-wait'
 import { setUpSignIn } from './sign-in'
 import { setUpTool } from './tool'
 import { toggleSignedIn } from './dom'
@@ -10,6 +11,7 @@ const keys = setUpKeys()
 const webhooks = setUpWebhooks()
 let signedIn = false
 
+setUpRateWaitNotice()
 setUpSignIn()
 setUpTool(() => {
   void refreshAllowance(signedIn)
