@@ -52,6 +52,9 @@ const SLOT_RECHECK_MS = 15_000
 /** Delay before retrying the after-terminal work (slot release, webhooks) when it failed. */
 const WRAP_UP_RETRY_MS = 5_000
 
+/** The first failed call's cause and the last one's, once when they are the same. */
+const causes = (first: string | undefined, last: string) => (first && first !== last ? `${first}; then ${last}` : last)
+
 /** Thrown inside a run when the job was ended (canceled) by another call meanwhile. */
 class JobEnded extends Error {}
 
@@ -253,7 +256,7 @@ export class JobRun extends DurableObject<Env> {
       }
       return this.#finish(state, 'failed', {
         code: 'processor_unavailable',
-        message: `No inference server could take the job after ${maxAttempts} attempts: ${err.message}`,
+        message: `No inference server could take the job after ${maxAttempts} attempts: ${causes(state.failure, err.message)}`,
       })
     }
     return this.#finish(state, 'failed', {

@@ -141,4 +141,26 @@ describe('when the inference server is frozen (connections accepted, nothing ans
     expect(stats.frozenRequests, 'the call and the retries readiness checks').toBe(Number(env.INFERENCE_MAX_ATTEMPTS))
     expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 3 })
   })
+
+  it('a job whose call passed its deadline and whose retries then lost the server names both causes', async () => {
+    const { key } = await seedWorkspace({ credits: 3 })
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    setBindings({ INFERENCE_DEADLINE_BASE_MS: '1000', INFERENCE_DEADLINE_PER_MP_MS: '1' })
+    await setInferenceMode('freeze-on-remove')
+    const res = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })
+    const job = (await res.json()) as { id: string }
+    await waitFor(async () => (await inferenceStats()).removeCalls >= 1, 'the call to reach the server')
+    setBindings({ INFERENCE_READY_TIMEOUT_MS: '500' })
+    // The retry's readiness check arrives only once the call's deadline has passed. Then the server
+    // answers readiness again but drops every removal mid-way, as a server that keeps crashing.
+    await waitFor(async () => (await inferenceStats()).frozenRequests >= 2, 'the retry after the deadline')
+    await setInferenceMode('die-on-remove')
+    const final = await waitForStatus(key, job.id, TERMINAL)
+    expect(final).toMatchObject({ status: 'failed', error: { code: 'processor_unavailable' }, result: null })
+    expect(final.error?.message).toMatch(
+      /^No inference server could take the job after \d+ attempts: The inference server did not answer within the call's deadline of 1001 ms; then \S/,
+    )
+    expect((await inferenceStats()).removeCalls, 'a retry reached the server and lost it').toBeGreaterThanOrEqual(1)
+    expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 3 })
+  })
 })
