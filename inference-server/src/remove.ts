@@ -71,6 +71,8 @@ export async function removeBackground(
   bytes: Uint8Array,
   options: RemoveOptions,
   onStage: OnStage = () => {},
+  /** The caller's: `high` runs no further close-up once it aborts. */
+  signal?: AbortSignal,
 ): Promise<RemoveResult> {
   const timings: Partial<Timings> = {}
   const { image, original } = await timed(timings, 'decode', () => decodeImage(bytes, { maxPixels: options.maxPixels }))
@@ -78,7 +80,7 @@ export async function removeBackground(
     const profile = QUALITY_PROFILES[options.quality]
     onStage('segmenting')
     const { mask: modelMask, modelRuns } = await timed(timings, 'segment', () =>
-      levelMask(segmenter, image, options.quality),
+      levelMask(segmenter, image, options.quality, {}, signal),
     )
     onStage('refining')
     // Refinement is counted in `segment`: it is part of making the mask.

@@ -168,7 +168,7 @@ export function createApp({
     const options = parseRemoveOptions(parts.get('options'))
     const image = requirePart(parts, 'image')
     return streamJob(c, limiter, segmenter.version, async (out) => {
-      const result = await removeBackground(segmenter, image, options, out.stage)
+      const result = await removeBackground(segmenter, image, options, out.stage, out.signal)
       out.output({ name: 'result', contentType: 'image/png', width: result.width, height: result.height }, result.png)
       return { warnings: result.warnings, timings: { ...result.timings } }
     })

@@ -26,6 +26,8 @@ import type { Limiter } from './limiter.js'
 export interface JobOutput {
   stage(stage: InferenceStage): void
   output(frame: Omit<OutputFrame, 'type' | 'length'>, bytes: Uint8Array): void
+  /** Aborts when the caller goes away, for work with boundaries of its own (high's close-ups). */
+  signal: AbortSignal
 }
 
 export interface JobSummary {
@@ -76,6 +78,7 @@ export async function streamJob(
       step()
       send({ type: 'output', ...frame, length: bytes.byteLength }, bytes)
     },
+    signal: caller,
   }
   void (async () => {
     let stopped = false

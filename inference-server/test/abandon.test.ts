@@ -6,12 +6,13 @@
  */
 import type { Server } from 'node:http'
 import type { Socket } from 'node:net'
+import sharp from 'sharp'
 import { afterEach, describe, expect, it } from 'vitest'
 import { signedRequest } from '../src/auth.js'
 import { Limiter, type LimiterStats } from '../src/limiter.js'
 import type { Segmenter } from '../src/segmentation/index.js'
 import { createApp, type RunningServer, startServer } from '../src/server.js'
-import { collectFrames, fixture, postParts, removeParts, STUB_INPUT, waitFor } from './helpers.js'
+import { collectFrames, fixture, MASK_OPTIONS, postParts, removeParts, STUB_INPUT, waitFor } from './helpers.js'
 
 const KEY = 'abandon-test-key'
 const REMOVE = '/v1/remove'
@@ -37,10 +38,33 @@ function gatedSegmenter() {
   return model
 }
 
+/**
+ * A model unsure of every pixel (so `high` plans close-ups over the whole frame) whose first run
+ * answers at once and whose close-ups wait for `open()`.
+ */
+function unsureSegmenter() {
+  let open!: () => void
+  const gate = new Promise<void>((resolve) => (open = resolve))
+  const model = {
+    runs: 0,
+    open: () => open(),
+    segmenter: {
+      version: 'unsure@1',
+      input: STUB_INPUT,
+      async segment(image) {
+        if (++model.runs > 1) await gate
+        return { data: new Uint8Array(image.width * image.height).fill(128), width: image.width, height: image.height }
+      },
+      async close() {},
+    } satisfies Segmenter,
+  }
+  return model
+}
+
 /** POSTs a removal that this test can abandon: aborting closes the connection, as the edge's deadline does. */
-async function abandonable(url: string, image: Uint8Array) {
+async function abandonable(url: string, image: Uint8Array, options: unknown = MASK_OPTIONS) {
   const caller = new AbortController()
-  const { headers, body } = await signedRequest(KEY, 'POST', REMOVE, removeParts(image))
+  const { headers, body } = await signedRequest(KEY, 'POST', REMOVE, removeParts(image, options))
   const answer = fetch(url + REMOVE, { method: 'POST', headers, body: new Uint8Array(body), signal: caller.signal })
   answer.catch(() => undefined)
   return { answer, abandon: () => caller.abort() }
@@ -104,6 +128,25 @@ describe('a caller that goes away', () => {
     expect(next.done).toBeDefined()
     expect(next.stages).toEqual(['segmenting', 'refining', 'rendering'])
     expect(await readiness(server.url)).toMatchObject({ running: 0, queued: 0, dropped: 0, stopped: 1 })
+  })
+
+  it("stops high's close-ups at the next one: the run in flight ends, no further run begins", async () => {
+    const model = unsureSegmenter()
+    server = await startServer(createApp({ signingKey: KEY, model: { current: model.segmenter } }), { port: 0 })
+    const sockets: Socket[] = []
+    ;(server.server as Server).on('connection', (socket: Socket) => sockets.push(socket))
+    // 3072×2048 against a 1024² model: three times closer, a grid of close-ups over the whole frame.
+    const image = await sharp({ create: { width: 3072, height: 2048, channels: 3, background: '#808080' } })
+      .png()
+      .toBuffer()
+    const running = await abandonable(server.url, image, { ...MASK_OPTIONS, quality: 'high' })
+    await waitFor(() => model.runs === 2, 'the first close-up to begin')
+    running.abandon()
+    await waitFor(() => sockets[0]?.destroyed, 'the server to see the connection close')
+    model.open()
+    await waitFor(async () => (await readiness(server!.url)).stopped === 1, 'the work to stop')
+    expect(model.runs, 'the base run and the close-up in flight, nothing after').toBe(2)
+    expect(await readiness(server.url)).toMatchObject({ running: 0, queued: 0, dropped: 0 })
   })
 
   it('counts the normal end of work as neither dropped nor stopped', async () => {

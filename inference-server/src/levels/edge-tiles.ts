@@ -142,6 +142,8 @@ export async function zoomEdges(
   base: Mask,
   native: InputSize,
   options: Partial<EdgeTileOptions> = {},
+  /** Checked before each close-up: a caller that went away pays for no more of them. */
+  signal?: AbortSignal,
 ): Promise<ZoomResult> {
   const o = { ...EDGE_TILE_DEFAULTS, ...options }
   const { width, height } = image
@@ -158,6 +160,7 @@ export async function zoomEdges(
     // Where the model mistook the subject in each of the first close-ups (those holding the most
     // band), it does so in the rest too (a cat's fur or a cup filling the crop): stop paying for them.
     if (o.probeTiles > 0 && runs === o.probeTiles && kept === 0) break
+    signal?.throwIfAborted()
     runs++
     const mask = await segmenter.segment(cropRgb(image, rect), native)
     if (disagreement(base, near, rect, mask) > o.maxDisagreement) continue

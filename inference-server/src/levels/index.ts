@@ -30,11 +30,12 @@ export async function levelMask(
   image: RgbImage,
   quality: Quality,
   tiles: Partial<EdgeTileOptions> = {},
+  signal?: AbortSignal,
 ): Promise<LevelMask> {
   if (quality === 'fast')
     return { mask: await segmenter.segment(image, fastInput(image, segmenter.input)), modelRuns: 1 }
   const base = await segmenter.segment(image, segmenter.input.native)
   if (quality === 'balanced') return { mask: base, modelRuns: 1 }
-  const zoomed = await zoomEdges(segmenter, image, base, segmenter.input.native, tiles)
+  const zoomed = await zoomEdges(segmenter, image, base, segmenter.input.native, tiles, signal)
   return { mask: zoomed.mask, modelRuns: 1 + zoomed.tiles }
 }
