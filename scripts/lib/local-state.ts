@@ -11,6 +11,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { nextPeriodEnd } from '../../src/lib/window.js'
 
 export interface DevSecrets {
   INFERENCE_SIGNING_KEY: string
@@ -109,11 +110,6 @@ export function mintKeyState(workspaceId: string = randomUUID()): DevKeyState {
 }
 
 const sql = (value: string | number) => (typeof value === 'number' ? String(value) : `'${value.replaceAll("'", "''")}'`)
-
-/** First day of next month, 00:00 UTC, as the ISO string the Worker writes. */
-export function nextPeriodEnd(now = new Date()): string {
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString()
-}
 
 /**
  * Idempotent seed: the workspace, its credit account and the key (by hash), each `INSERT OR IGNORE`,

@@ -39,6 +39,14 @@ export function takeFromWindow(
   }
 }
 
+/**
+ * When a credit period that is running at `now` ends: the first day of the next month, 00:00 UTC
+ * (periods are calendar months), as the ISO string D1 stores.
+ */
+export function nextPeriodEnd(now = new Date()): string {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString()
+}
+
 /** The next UTC midnight, when daily allowances reset (epoch ms). */
 export function nextUtcMidnight(now = Date.now()): number {
   const d = new Date(now)

@@ -21,7 +21,7 @@ import { MAX_IMAGE_BYTES } from '../lib/image-sniff'
 import { putHashed } from '../lib/storage'
 import { DAY_MS, iso } from '../lib/time'
 import type { AuthContext } from './auth'
-import { getUsage, holdStatements, quotaExhausted, settleStatements } from './credits'
+import { getUsage, HOLD_RESULT, holdStatements, quotaExhausted, settleStatements } from './credits'
 import { idempotent } from './idempotency'
 import { assertProcessorAvailable, callNow, InferenceClient } from './inference'
 import { checkImageHead, tooLarge } from './sources'
@@ -153,14 +153,14 @@ export async function makeCatalogImage(
   await assertProcessorAvailable(InferenceClient.fromEnv(env))
   const id = crypto.randomUUID()
   const key = `catalog/${id}.png`
-  const [take] = await env.DB.batch([
+  const taken = await env.DB.batch([
     ...holdStatements(env.DB, auth.workspaceId, [id]),
     env.DB.prepare(
       `INSERT INTO catalog_images (id, workspace_id, status, options, "references", created_at)
        SELECT ?, ?, 'pending', ?, ?, ? WHERE EXISTS (SELECT 1 FROM credit_holds WHERE job_id = ?)`,
     ).bind(id, auth.workspaceId, JSON.stringify(input.options), input.references.length, iso(), id),
   ])
-  if (take.meta.changes !== 1) throw quotaExhausted()
+  if (taken[HOLD_RESULT].meta.changes !== 1) throw quotaExhausted()
   try {
     const request: CatalogRequest = { ...input.options, references: input.references.length }
     const parts = [

@@ -5,6 +5,7 @@
  * moves out of `held` exactly once, so no path can charge or release twice.
  */
 import { ApiError } from '../errors'
+import { nextPeriodEnd } from '../lib/window'
 
 export interface Usage {
   kind: 'workspace'
@@ -16,9 +17,25 @@ export interface Usage {
 }
 
 /**
+ * Starts the next period of an account whose period has ended: `used` back to 0 and the end moved
+ * to the first of the month after `now`. Credits still held carry over, and are charged or
+ * released in the period their job ends in. Runs before every read of the balance and every hold,
+ * so no cron has to have run first.
+ */
+export function renewStatement(db: D1Database, workspaceId: string, now = new Date()): D1PreparedStatement {
+  return db
+    .prepare('UPDATE credit_accounts SET used = 0, period_ends_at = ? WHERE workspace_id = ? AND period_ends_at <= ?')
+    .bind(nextPeriodEnd(now), workspaceId, now.toISOString())
+}
+
+/** Where the account update of `holdStatements` stands in them: its `changes` say whether the credits were taken. */
+export const HOLD_RESULT = 1
+
+/**
  * Statements that take one credit per job and record each hold, to run in the same batch as the
  * job inserts: all of them or none. The hold rows are written only if the account update changed
- * a row, so the check and the take are one atomic step even under concurrent requests.
+ * a row, so the check and the take are one atomic step even under concurrent requests. A period
+ * that has ended is renewed first, in the same batch.
  */
 export function holdStatements(
   db: D1Database,
@@ -27,6 +44,7 @@ export function holdStatements(
   guard?: { sql: string; args: unknown[] },
 ): D1PreparedStatement[] {
   return [
+    renewStatement(db, workspaceId),
     db
       .prepare(
         `UPDATE credit_accounts SET held = held + ? WHERE workspace_id = ? AND held + used + ? <= credit_limit AND ${guard?.sql ?? '1'}`,
@@ -62,11 +80,15 @@ export function settleStatements(db: D1Database, jobId: string, outcome: 'charge
   ]
 }
 
+/** The balance of the running period (renewing an ended one first). */
 export async function getUsage(db: D1Database, workspaceId: string): Promise<Usage> {
-  const row = await db
-    .prepare('SELECT credit_limit, held, used, period_ends_at FROM credit_accounts WHERE workspace_id = ?')
-    .bind(workspaceId)
-    .first<{ credit_limit: number; held: number; used: number; period_ends_at: string }>()
+  const [, read] = await db.batch<{ credit_limit: number; held: number; used: number; period_ends_at: string }>([
+    renewStatement(db, workspaceId),
+    db
+      .prepare('SELECT credit_limit, held, used, period_ends_at FROM credit_accounts WHERE workspace_id = ?')
+      .bind(workspaceId),
+  ])
+  const row = read.results[0]
   if (!row) {
     return { kind: 'workspace', limit: 0, available: 0, held: 0, used: 0, periodEndsAt: new Date().toISOString() }
   }

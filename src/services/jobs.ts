@@ -9,7 +9,7 @@ import { DAY_MS, iso } from '../lib/time'
 import type { Env } from '../env'
 import type { JobInputs, JobKindName } from '../jobs'
 import { jobEvent } from '../lib/events'
-import { holdStatements, quotaExhausted, settleStatements } from './credits'
+import { HOLD_RESULT, holdStatements, quotaExhausted, settleStatements } from './credits'
 import { publishEvent } from './events'
 import { listPage } from '../lib/cursor'
 import { signResultPath } from './result-url'
@@ -113,7 +113,7 @@ export async function insertJobs(
       .bind(job.id, JSON.stringify([...new Set([job.sourceKey, ...(job.otherSourceKeys ?? [])])])),
   )
   const results = await db.batch([...holds, ...inserts, ...sources, ...alongside])
-  if (hold && results[0].meta.changes !== 1) {
+  if (hold && results[HOLD_RESULT].meta.changes !== 1) {
     // The hold is gated on the guard too (no hold may outlive a job that was not inserted): tell
     // a guard that stopped the jobs from credits that ran out. Rows a guard asks for do not come back.
     if (guard && !(await guardHolds(db, guard))) return 0

@@ -4,6 +4,7 @@
  * workspace with a free-tier credit account, and the owner membership.
  */
 import { iso } from '../lib/time'
+import { nextPeriodEnd } from '../lib/window'
 
 /** Credits a new workspace gets per monthly period until a plan says otherwise. */
 export const FREE_TIER_CREDITS = 50
@@ -17,11 +18,6 @@ export interface UserRef {
 export interface WorkspaceRef {
   id: string
   name: string
-}
-
-/** First day of next month, 00:00 UTC: when a free-tier period ends. */
-export function nextPeriodEnd(now = new Date()): string {
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString()
 }
 
 type MembershipRow = { user_id: string; email: string; workspace_id: string; workspace_name: string }

@@ -1,4 +1,6 @@
+import { env } from 'cloudflare:workers'
 import { describe, expect, it } from 'vitest'
+import { nextPeriodEnd } from '../../src/lib/window'
 import {
   expectProblem,
   fixtureBytes,
@@ -13,6 +15,31 @@ import {
 } from './helpers'
 
 describe('credits', () => {
+  /** Marks the workspace's credits all used in a period that ended an hour ago. */
+  async function spentLastPeriod(workspaceId: string, used: number) {
+    await env.DB.prepare('UPDATE credit_accounts SET used = ?, period_ends_at = ? WHERE workspace_id = ?')
+      .bind(used, new Date(Date.now() - 3_600_000).toISOString(), workspaceId)
+      .run()
+  }
+
+  it('a period that has ended renews when the balance is read: used 0, the end on the first of next month', async () => {
+    const { key, workspaceId } = await seedWorkspace({ credits: 2 })
+    await spentLastPeriod(workspaceId, 2)
+    expect(await usage(key)).toMatchObject({ limit: 2, held: 0, used: 0, available: 2, periodEndsAt: nextPeriodEnd() })
+  })
+
+  it('a period that has ended renews when a job is accepted: 202 instead of 402, and the credit is held', async () => {
+    const { key, workspaceId } = await seedWorkspace({ credits: 1 })
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    await spentLastPeriod(workspaceId, 1)
+    const res = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })
+    expect(res.status).toBe(202)
+    await waitForJobs(key, [((await res.json()) as { id: string }).id], modelBudget(1))
+    expect(await usage(key)).toMatchObject({ limit: 1, held: 0, used: 1, available: 0, periodEndsAt: nextPeriodEnd() })
+    // The new period's credit is spent: the next one is refused until that period ends.
+    await expectProblem(await removal(key, { uploadId: upload.id, options: RAW_CUTOUT }), 402, 'quota_exhausted')
+  })
+
   it('402 quota_exhausted when nothing is left, with nothing held', async () => {
     const { key } = await seedWorkspace({ credits: 0 })
     const res = await removal(key, { uploadId: crypto.randomUUID(), options: RAW_CUTOUT })
