@@ -6,6 +6,7 @@
  * through all of it but the balance table.
  */
 import { InferenceError } from '../errors.js'
+import { cropPlane } from '../imaging/plane.js'
 import { decontaminate } from '../imaging/refine.js'
 import type { Mask, RgbImage } from '../imaging/types.js'
 import { CROP_ALPHA, type Rect, subjectBox } from '../render/crop.js'
@@ -26,17 +27,6 @@ export interface Subject extends Cutout {
   /** Where the box was in the reference. */
   box: Rect
   balance: Balance
-}
-
-/** Copies `rect` out of an interleaved plane. */
-function crop(data: Uint8Array, width: number, channels: number, rect: Rect): Uint8Array {
-  const out = new Uint8Array(rect.width * rect.height * channels)
-  const rowBytes = rect.width * channels
-  for (let y = 0; y < rect.height; y++) {
-    const from = ((rect.y + y) * width + rect.x) * channels
-    out.set(data.subarray(from, from + rowBytes), y * rowBytes)
-  }
-  return out
 }
 
 /**
@@ -72,9 +62,9 @@ function grow(box: Rect, margin: number, width: number, height: number): Rect {
 async function cleanColours(image: RgbImage, mask: Mask, box: Rect): Promise<Uint8Array> {
   const margin = Math.max(8, Math.round(0.02 * Math.max(box.width, box.height)))
   const area = grow(box, margin, image.width, image.height)
-  const alpha = snap(crop(mask.data, mask.width, 1, area))
+  const alpha = snap(cropPlane(mask.data, mask.width, 1, area))
   const part = {
-    data: crop(image.data, image.width, 3, area),
+    data: cropPlane(image.data, image.width, 3, area),
     width: area.width,
     height: area.height,
     channels: 3 as const,
@@ -87,7 +77,7 @@ async function cleanColours(image: RgbImage, mask: Mask, box: Rect): Promise<Uin
     { maxWorkPixels: DECONTAMINATE_WORK_PIXELS },
   )
   const inner = { x: box.x - area.x, y: box.y - area.y, width: box.width, height: box.height }
-  return crop(clean.data, area.width, 3, inner)
+  return cropPlane(clean.data, area.width, 3, inner)
 }
 
 /**
@@ -100,7 +90,7 @@ export async function cutSubject(image: RgbImage, mask: Mask, part: string): Pro
   if (!box) {
     throw new InferenceError('invalid_input', `Expected a product in ${part} but segmentation found no subject`)
   }
-  const alpha = snap(crop(mask.data, mask.width, 1, box))
+  const alpha = snap(cropPlane(mask.data, mask.width, 1, box))
   const rgb = await cleanColours(image, mask, box)
   const balance = measureBalance(rgb, alpha)
   return { rgb: applyBalance(rgb, balance), alpha, width: box.width, height: box.height, box, balance }

@@ -7,6 +7,7 @@ import type { ReviseRequest } from '../../../src/contract/editing.js'
 import { encodeMaskPng } from '../imaging/encode.js'
 import { decodeMaskPart, resizeMask } from '../imaging/mask-part.js'
 import type { OnStage } from '../remove.js'
+import { stepTimer } from '../timings.js'
 import { applyStrokes } from './strokes.js'
 
 /** Revisions are stored and read many times: the default zlib level, not the fastest. */
@@ -16,7 +17,8 @@ export interface ReviseResult {
   png: Buffer
   width: number
   height: number
-  timings: { decode: number; render: number; encode: number }
+  /** decode, render, encode: milliseconds each. */
+  timings: Record<string, number>
 }
 
 /**
@@ -29,18 +31,10 @@ export async function reviseMask(
   request: ReviseRequest,
   onStage: OnStage = () => {},
 ): Promise<ReviseResult> {
-  let started = performance.now()
-  const lap = () => {
-    const now = performance.now()
-    const ms = now - started
-    started = now
-    return ms
-  }
-  const mask = resizeMask(await decodeMaskPart(base), request.width, request.height)
-  const decode = lap()
+  const { timings, timed } = stepTimer()
+  const mask = await timed('decode', async () => resizeMask(await decodeMaskPart(base), request.width, request.height))
   onStage('rendering')
-  await applyStrokes(mask, request.strokes)
-  const render = lap()
-  const png = await encodeMaskPng(mask, { compressionLevel: COMPRESSION_LEVEL })
-  return { png, width: mask.width, height: mask.height, timings: { decode, render, encode: lap() } }
+  await timed('render', () => applyStrokes(mask, request.strokes))
+  const png = await timed('encode', () => encodeMaskPng(mask, { compressionLevel: COMPRESSION_LEVEL }))
+  return { png, width: mask.width, height: mask.height, timings }
 }

@@ -7,6 +7,7 @@
 import sharp from 'sharp'
 import type { Recipe } from '../../../src/contract/editing.js'
 import { resizeMask } from '../imaging/mask-part.js'
+import { cropPlane } from '../imaging/plane.js'
 import type { Mask, RgbImage } from '../imaging/types.js'
 import type { Rect } from './crop.js'
 import type { Layout } from './layout.js'
@@ -42,17 +43,6 @@ export function opaqueBackground(bg: Rgba | null): Rgba {
   if (!bg) return { r: 255, g: 255, b: 255, a: 255 }
   const over = (c: number) => Math.round((c * bg.a + 255 * (255 - bg.a)) / 255)
   return { r: over(bg.r), g: over(bg.g), b: over(bg.b), a: 255 }
-}
-
-/** Copies `rect` out of an interleaved plane of `channels` per pixel. */
-function cropPlane(data: Uint8Array, width: number, channels: number, rect: Rect): Uint8Array {
-  const out = new Uint8Array(rect.width * rect.height * channels)
-  const rowBytes = rect.width * channels
-  for (let y = 0; y < rect.height; y++) {
-    const from = ((rect.y + y) * width + rect.x) * channels
-    out.set(data.subarray(from, from + rowBytes), y * rowBytes)
-  }
-  return out
 }
 
 /** Pastes a `rect`-sized plane into a canvas `width` wide at `rect`. */

@@ -7,6 +7,7 @@ import { EXPORT_CONTENT_TYPES, type ExportRequest } from '../../../src/contract/
 import { decodeImage } from '../imaging/decode.js'
 import { decodeMaskPart, resizeMask } from '../imaging/mask-part.js'
 import type { OnStage } from '../remove.js'
+import { stepTimer } from '../timings.js'
 import { backgroundColour, renderLayers } from './canvas.js'
 import { subjectBox } from './crop.js'
 import { encodeExport } from './formats.js'
@@ -17,7 +18,8 @@ export interface ExportResult {
   contentType: string
   width: number
   height: number
-  timings: { decode: number; render: number; encode: number }
+  /** decode, render, encode: milliseconds each. */
+  timings: Record<string, number>
 }
 
 /**
@@ -31,26 +33,12 @@ export async function renderExport(
   { format, recipe }: ExportRequest,
   onStage: OnStage = () => {},
 ): Promise<ExportResult> {
-  let started = performance.now()
-  const lap = () => {
-    const now = performance.now()
-    const ms = now - started
-    started = now
-    return ms
-  }
-  const { image } = await decodeImage(photoBytes)
-  const mask = resizeMask(await decodeMaskPart(maskBytes), image.width, image.height)
-  const decode = lap()
+  const { timings, timed } = stepTimer()
+  const { image } = await timed('decode', () => decodeImage(photoBytes))
+  const mask = await timed('decode', async () => resizeMask(await decodeMaskPart(maskBytes), image.width, image.height))
   onStage('rendering')
-  const layout = planLayout(image, recipe.crop ? subjectBox(mask) : null, recipe)
-  const layers = await renderLayers(image, mask, layout)
-  const render = lap()
-  const bytes = await encodeExport(format, layers, backgroundColour(recipe.background))
-  return {
-    bytes,
-    contentType: EXPORT_CONTENT_TYPES[format],
-    width: layout.width,
-    height: layout.height,
-    timings: { decode, render, encode: lap() },
-  }
+  const layout = await timed('render', () => planLayout(image, recipe.crop ? subjectBox(mask) : null, recipe))
+  const layers = await timed('render', () => renderLayers(image, mask, layout))
+  const bytes = await timed('encode', () => encodeExport(format, layers, backgroundColour(recipe.background)))
+  return { bytes, contentType: EXPORT_CONTENT_TYPES[format], width: layout.width, height: layout.height, timings }
 }

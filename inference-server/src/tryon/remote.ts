@@ -4,35 +4,25 @@
  * a `request` JSON part (protocol, category, seed, the result's width and height) and the two
  * photos as PNGs (decoded and upright here, at most 2048 px a side). The answer is multipart:
  * `result` (a PNG of exactly width×height), optionally `landmarks` (JSON) and `warnings` (JSON).
- * Its failures map to the inference server's error codes as the catalog backend's do.
+ * Its failures map to the inference server's error codes as the catalog backend's do (remote-backend.ts).
  */
-import sharp from 'sharp'
 import type { Notice } from '../../../src/contract/frames.js'
 import type { TryOnCategory, TryOnLandmarks, TryOnRequest } from '../../../src/contract/tryon.js'
 import { TRYON_WARNINGS } from '../../../src/contract/tryon.js'
 import { decodeReference } from '../catalog/references.js'
-import { mapRemoteStatus } from '../catalog/remote.js'
 import { InferenceError } from '../errors.js'
-import { sniffImageType } from '../imaging/sniff.js'
-import type { RgbImage } from '../imaging/types.js'
+import type { RemoteSettings } from '../remote-config.js'
+import {
+  checkRemotePng,
+  MAX_ANSWER_BYTES,
+  postRemote,
+  readRefusal,
+  refusalError,
+  remotePng,
+} from '../remote-backend.js'
 import { EXPERIMENTAL_NOTICE, type TryOnContext, type TryOnInput, type TryOnModel, type TryOnResult } from './model.js'
 
 export const TRYON_PROTOCOL_VERSION = 1
-/** Photos are sent at most this long a side: try-on models work far below it. */
-export const REMOTE_MAX_SIDE = 2048
-/** An answer larger than this is not the PNG we asked for. */
-const MAX_ANSWER_BYTES = 128 * 1024 * 1024
-const MAX_DETAIL = 500
-
-export interface RemoteTryOnOptions {
-  /** The backend's endpoint, e.g. `http://gpu-1:8000/v1/try-on`. */
-  url: string
-  /** Sent as `Authorization: Bearer <token>` when set. */
-  token?: string
-  timeoutMs: number
-  /** Names the backend's model in `X-Model-Version` (`remote:<model>`). */
-  model: string
-}
 
 /** The JSON `request` part. */
 export interface RemoteTryOnRequest {
@@ -44,54 +34,16 @@ export interface RemoteTryOnRequest {
   height: number
 }
 
-async function toPng(image: RgbImage): Promise<Buffer> {
-  const pipeline = sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } })
-  if (Math.max(image.width, image.height) > REMOTE_MAX_SIDE) {
-    pipeline.resize(REMOTE_MAX_SIDE, REMOTE_MAX_SIDE, { fit: 'inside', kernel: 'lanczos3' })
-  }
-  return pipeline.png({ compressionLevel: 1 }).toBuffer()
-}
-
 /**
  * A backend's refusal as ours. A 422 whose JSON `code` is `pose_not_detected` is the person
  * image's fault, like the CPU model's; the rest keep the catalog backend's mapping.
  */
 async function remoteError(res: Response): Promise<InferenceError> {
-  const text = (await res.text().catch(() => '')).slice(0, 64 * 1024)
-  let detail = text
-  let code: unknown
-  try {
-    const body = JSON.parse(text) as { message?: unknown; code?: unknown }
-    if (typeof body.message === 'string') detail = body.message
-    code = body.code
-  } catch {
-    // Not JSON: the text is the detail.
+  const refusal = await readRefusal(res)
+  if (refusal.code === TRYON_WARNINGS.noPose) {
+    return new InferenceError('invalid_input', `person: no person was found in the person image (${refusal.detail})`)
   }
-  detail = detail.trim().slice(0, MAX_DETAIL) || res.statusText
-  if (code === TRYON_WARNINGS.noPose) {
-    return new InferenceError('invalid_input', `person: no person was found in the person image (${detail})`)
-  }
-  const retryAfter = res.status === 429 || res.status === 503 ? 1 : undefined
-  return new InferenceError(mapRemoteStatus(res.status), `The try-on backend answered ${res.status}: ${detail}`, {
-    retryAfter,
-  })
-}
-
-async function post(config: RemoteTryOnOptions, form: FormData): Promise<Response> {
-  try {
-    return await fetch(config.url, {
-      method: 'POST',
-      body: form,
-      headers: { accept: 'multipart/form-data', ...(config.token ? { authorization: `Bearer ${config.token}` } : {}) },
-      signal: AbortSignal.timeout(config.timeoutMs),
-    })
-  } catch (err) {
-    const timedOut = err instanceof Error && err.name === 'TimeoutError'
-    const why = timedOut
-      ? `did not answer within ${config.timeoutMs} ms`
-      : `could not be reached (${(err as Error).message})`
-    throw new InferenceError('processor_unavailable', `The try-on backend ${why}`, { cause: err, retryAfter: 1 })
-  }
+  return refusalError('try-on', res.status, refusal)
 }
 
 /** Reads the multipart answer and checks it: a PNG of exactly width×height, JSON where JSON belongs. */
@@ -113,16 +65,7 @@ async function readAnswer(res: Response, width: number, height: number) {
   if (!(result instanceof Blob))
     throw new InferenceError('processing_failed', 'The try-on backend answered no result part')
   const png = new Uint8Array(await result.arrayBuffer())
-  if (sniffImageType(png) !== 'image/png') {
-    throw new InferenceError('processing_failed', 'The try-on backend answered a result that is not a PNG')
-  }
-  const meta = await sharp(png).metadata()
-  if (meta.width !== width || meta.height !== height) {
-    throw new InferenceError(
-      'processing_failed',
-      `The try-on backend answered a ${meta.width}×${meta.height} image; expected ${width}×${height}`,
-    )
-  }
+  await checkRemotePng('try-on', png, width, height, 'a result that is')
   const json = async <T>(name: string): Promise<T | undefined> => {
     const part = form.get(name)
     if (part === null) return undefined
@@ -138,7 +81,7 @@ async function readAnswer(res: Response, width: number, height: number) {
 /**
  * @example createRemoteTryOn({ url: 'http://gpu-1:8000/v1/try-on', timeoutMs: 120_000, model: 'idm-vton' })
  */
-export function createRemoteTryOn(config: RemoteTryOnOptions): TryOnModel {
+export function createRemoteTryOn(config: RemoteSettings): TryOnModel {
   return {
     backend: 'remote',
     version: () => `remote:${config.model}`,
@@ -149,7 +92,7 @@ export function createRemoteTryOn(config: RemoteTryOnOptions): TryOnModel {
 }
 
 async function tryOnRemote(
-  config: RemoteTryOnOptions,
+  config: RemoteSettings,
   input: TryOnInput,
   options: TryOnRequest,
   { onStage }: TryOnContext,
@@ -167,13 +110,13 @@ async function tryOnRemote(
   }
   const form = new FormData()
   form.append('request', new Blob([JSON.stringify(request)], { type: 'application/json' }))
-  form.append('person', new Blob([await toPng(person)], { type: 'image/png' }), 'person.png')
-  form.append('garment', new Blob([await toPng(garment)], { type: 'image/png' }), 'garment.png')
+  form.append('person', new Blob([await remotePng(person)], { type: 'image/png' }), 'person.png')
+  form.append('garment', new Blob([await remotePng(garment)], { type: 'image/png' }), 'garment.png')
   const timings: Record<string, number> = { prepare: performance.now() - started }
 
   onStage('rendering')
   started = performance.now()
-  const res = await post(config, form)
+  const res = await postRemote('try-on', config, form, 'multipart/form-data')
   if (res.status !== 200) throw await remoteError(res)
   const answer = await readAnswer(res, width, height)
   timings.generate = performance.now() - started
