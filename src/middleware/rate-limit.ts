@@ -3,7 +3,9 @@
  * Request-rate limits (DESIGN.md §3): per workspace (120/min by default, or the workspace's own),
  * and per device and per client IP for callers without a credential (30/min). Every response
  * carries `RateLimit-Policy` and `RateLimit` (IETF draft syntax); past the limit the answer is 429
- * `rate_limit_exceeded` with `Retry-After`.
+ * `rate_limit_exceeded` with `Retry-After`. The service documents are outside these rules (SPEC.md
+ * §4 exempts the health and contract documents from part 7): a load balancer probing
+ * `/health/ready` every second from one address must never read 429 as "down".
  */
 import type { Context } from 'hono'
 import { getCookie } from 'hono/cookie'
@@ -17,6 +19,8 @@ import { authenticate, clientIp } from './auth'
 const DEFAULT_WORKSPACE_LIMIT = 120
 const DEFAULT_ANONYMOUS_LIMIT = 30
 const WINDOW_SECONDS = 60
+/** The service documents (SPEC.md §4): neither counted nor answered with RateLimit headers. */
+export const UNLIMITED_PATHS: ReadonlySet<string> = new Set(['/health/live', '/health/ready', '/openapi.json'])
 
 const numberOr = (value: string | undefined, fallback: number) => {
   const n = Number(value)
@@ -59,6 +63,7 @@ function setHeaders(headers: Headers, r: WindowResult) {
 
 export const rateLimit = () =>
   createMiddleware<AppEnv>(async function rateLimit(c, next) {
+    if (UNLIMITED_PATHS.has(c.req.path)) return next()
     const result = await hitWindow(c)
     if (!result.allowed) {
       const res = problemResponse(

@@ -100,9 +100,23 @@ describe('rate limits', () => {
     const ip = `192.0.2.${1 + Math.floor(Math.random() * 250)}`
     await startOfRateWindow()
     const statuses: number[] = []
-    for (let i = 0; i < 61; i++)
-      statuses.push((await api('/health/live', { headers: { 'cf-connecting-ip': ip } })).status)
+    for (let i = 0; i < 61; i++) statuses.push((await api('/v1/usage', { headers: { 'cf-connecting-ip': ip } })).status)
     expect(statuses.slice(0, 60).every((s) => s === 200)).toBe(true)
-    await expectProblem(await api('/health/live', { headers: { 'cf-connecting-ip': ip } }), 429, 'rate_limit_exceeded')
+    await expectProblem(await api('/v1/usage', { headers: { 'cf-connecting-ip': ip } }), 429, 'rate_limit_exceeded')
+  })
+
+  it('health probes and the contract are never limited and do not count against the address', async () => {
+    const ip = `198.51.100.${1 + Math.floor(Math.random() * 250)}`
+    await startOfRateWindow()
+    for (let i = 0; i < 100; i++) {
+      const path = ['/health/live', '/health/ready', '/openapi.json'][i % 3]
+      const res = await api(path, { headers: { 'cf-connecting-ip': ip } })
+      expect(res.status, path).not.toBe(429)
+      expect(res.headers.get('ratelimit'), path).toBeNull()
+    }
+    // The address's window is untouched: its first counted request has all but one left.
+    const counted = await api('/v1/usage', { headers: { 'cf-connecting-ip': ip } })
+    const limit = Number(env.RATE_LIMIT_ANONYMOUS_PER_MINUTE)
+    expect(counted.headers.get('ratelimit')).toMatch(new RegExp(`^"default";r=${limit - 1};t=\\d+$`))
   })
 })

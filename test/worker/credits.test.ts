@@ -1,4 +1,4 @@
-import { env } from 'cloudflare:workers'
+import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { nextPeriodEnd } from '../../src/lib/window'
 import {

@@ -4,6 +4,7 @@
  */
 import { env } from 'cloudflare:test'
 import { exports } from 'cloudflare:workers'
+import { UNLIMITED_PATHS } from '../../src/middleware/rate-limit'
 import { mintApiKey, SCOPES, type Scope } from '../../src/services/auth'
 import type { ProxyMode } from '../helpers/proxy-modes'
 
@@ -99,13 +100,20 @@ export function api(path: string, init: ApiInit = {}): Promise<Response> {
   }
   return exports.default
     .fetch(new Request(new URL(path, BASE), { ...init, headers, body }))
-    .then(assertRateLimitHeaders)
+    .then((res) => assertRateLimitHeaders(res, path))
 }
 
-/** SPEC.md §7: every response carries RateLimit and RateLimit-Policy; every test call checks it. */
-function assertRateLimitHeaders(res: Response): Response {
+/**
+ * SPEC.md §7: every response carries RateLimit and RateLimit-Policy; every test call checks it.
+ * The service documents (§4: health and contract) are outside §7 and carry neither.
+ */
+function assertRateLimitHeaders(res: Response, path: string): Response {
   const policy = res.headers.get('ratelimit-policy')
   const limit = res.headers.get('ratelimit')
+  if (UNLIMITED_PATHS.has(new URL(path, BASE).pathname)) {
+    if (policy || limit) throw new Error(`${path} is a service document but carries RateLimit headers`)
+    return res
+  }
   if (!policy?.match(/^"default";q=\d+;w=60$/) || !limit?.match(/^"default";r=\d+;t=\d+$/)) {
     throw new Error(`response ${res.status} lacks RateLimit headers: ${policy} / ${limit}`)
   }
