@@ -190,12 +190,21 @@ const problemContent = (description: string) => ({
   content: { 'application/problem+json': { schema: ProblemSchema } },
 })
 
-/** The error responses every authenticated JSON endpoint may produce (SPEC.md §7). */
+/**
+ * The error responses listed on every JSON endpoint: SPEC.md §7 names these twelve as possible on
+ * all of them, so a generated client can type each. Routes put their own description after the
+ * spread where a status means something particular there (a removal's 413, a revision's 409).
+ */
 export const errorResponses = {
   400: problemContent('Invalid input'),
   401: problemContent('Missing, invalid, expired or revoked API key'),
+  402: problemContent('No credits remain in this period'),
   403: problemContent('The key lacks a required scope'),
   404: problemContent('Not found in this workspace'),
+  409: problemContent('Conflict with an earlier request (an Idempotency-Key reused with other input)'),
+  413: problemContent('The body or an image is over its limit'),
+  415: problemContent('The body or an image is not of a supported type'),
+  422: problemContent('Well-formed but cannot be processed'),
   429: problemContent('Rate limit exceeded'),
   500: problemContent('Processing failed'),
   503: problemContent('Processor unavailable'),

@@ -9,17 +9,8 @@ import openapiTS, { astToString } from 'openapi-typescript'
 
 export const SCHEMA_PATH = fileURLToPath(new URL('../../sdk/src/schema.ts', import.meta.url))
 
-/**
- * The document route needs no storage, but every request passes the rate limiter; here its
- * Durable Object is replaced by one that always allows.
- */
-const DOCUMENT_ENV = {
-  DOCS_URL: 'https://docs.example',
-  ANONYMOUS_CLIENT: {
-    idFromName: (name: string) => name,
-    get: () => ({ hit: async () => ({ allowed: true, limit: 30, remaining: 29, reset: 60 }) }),
-  },
-}
+/** The document route needs no storage and, as a service document, passes no rate limiter. */
+const DOCUMENT_ENV = { DOCS_URL: 'https://docs.example' }
 
 const HEADER = `/**
  * @module

@@ -26,9 +26,8 @@ const tags = ['Sign-in']
 /** Logout works with the session's access token or with only the refresh token in the body. */
 const optionalBearer: Record<string, string[]>[] = [{ Bearer: [] }, {}]
 const publicErrors = {
-  400: errorResponses[400],
+  ...errorResponses,
   429: problemContent('Too many requests'),
-  500: errorResponses[500],
   503: problemContent('Email delivery unavailable'),
 }
 const body = <T extends Parameters<typeof json>[0]>(schema: T, required = true) => ({

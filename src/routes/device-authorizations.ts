@@ -40,9 +40,7 @@ export const create = createRoute({
   request: { body: jsonBody(DeviceAuthorizationCreateSchema) },
   responses: {
     201: json(DeviceAuthorizationSchema, 'Show userCode and verificationUri to the user, then poll'),
-    400: errorResponses[400],
-    429: errorResponses[429],
-    500: errorResponses[500],
+    ...errorResponses,
   },
 })
 
@@ -89,10 +87,10 @@ export const token = createRoute({
   request: { body: jsonBody(DeviceTokenRequestSchema) },
   responses: {
     200: json(TokenPairSchema, 'Approved: the tokens, handed out once'),
+    ...errorResponses,
     400: problemContent('Unknown, expired or already exchanged device code'),
     428: problemContent('authorization_pending: poll again after interval seconds'),
     429: problemContent('Polled sooner than interval: Retry-After gives the new, longer interval (slow_down)'),
-    500: errorResponses[500],
   },
 })
 

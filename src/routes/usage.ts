@@ -36,7 +36,10 @@ export const forgetDevice = createRoute({
   operationId: 'forgetDevice',
   summary: "Clear this browser's anonymous device cookie",
   tags: ['Usage'],
-  responses: { 204: { description: 'The anonymous device cookie is cleared; the allowance is not reset' } },
+  responses: {
+    204: { description: 'The anonymous device cookie is cleared; the allowance is not reset' },
+    ...errorResponses,
+  },
 })
 
 export const usage = createRouter()
