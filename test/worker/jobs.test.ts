@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { env } from 'cloudflare:test'
+import { signResultPath } from '../../src/services/result-url'
 import { sweepExpiredResults } from '../../src/services/retention'
 import {
   api,
@@ -25,7 +26,7 @@ async function succeededJob(key: string) {
   const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
   const job = await settled(await removal(key, { uploadId: upload.id, options: RAW_CUTOUT }, { wait: 8 }), { key })
   expect(job).toMatchObject({ status: 'succeeded', result: { url: expect.any(String) } })
-  return job as typeof job & { result: { url: string } }
+  return job as typeof job & { result: { url: string; expiresAt: string } }
 }
 
 /** Reads SSE frames until the stream ends (the job is terminal). */
@@ -108,6 +109,15 @@ describe('GET /v1/jobs/{id}/result', () => {
     await expectProblem(await api(`/v1/jobs/${job.id}/result`), 404, 'job_not_found')
     const tampered = job.result.url.replace(/sig=([0-9a-f])/, (_, c) => `sig=${c === '0' ? '1' : '0'}`)
     await expectProblem(await api(tampered), 401, 'invalid_api_key')
+
+    // SPEC.md §2: the result URL is valid for 10 minutes, and says until when.
+    const untilMs = Date.parse(job.result.expiresAt) - Date.now()
+    expect(untilMs).toBeGreaterThan(9 * 60_000)
+    expect(untilMs).toBeLessThanOrEqual(10 * 60_000 + 1000)
+    const path = `/v1/jobs/${job.id}/result`
+    const signedAgo = (minutes: number) => signResultPath(env.RESULT_SIGNING_KEY, path, Date.now() - minutes * 60_000)
+    expect((await api((await signedAgo(9)).path)).status).toBe(200)
+    await expectProblem(await api((await signedAgo(11)).path), 401, 'invalid_api_key')
 
     // A day later the bytes are gone but the job remains.
     const past = new Date(Date.now() - 25 * 3_600_000).toISOString()
