@@ -4372,6 +4372,7 @@ export interface operations {
                 cursor?: string;
                 kind?: "remove_background" | "virtual_try_on";
                 limit?: number;
+                /** @description The job this project was made from (its sourceJobId) */
                 projectId?: string;
                 status?: "queued" | "processing" | "succeeded" | "failed" | "canceled";
             };

@@ -258,7 +258,11 @@ export interface JobQuery {
   projectId?: string
 }
 
-/** Newest first; the cursor is the (createdAt, id) of the last job returned. */
+/**
+ * Newest first; the cursor is the (createdAt, id) of the last job returned. `projectId` finds the
+ * job the project was made from (its `sourceJobId`): a project's own work (refinements, exports)
+ * is not a job to users, so no public job carries a project id of its own.
+ */
 export async function listJobs(db: D1Database, workspaceId: string, q: JobQuery) {
   const where = ['workspace_id = ?', PUBLIC_KIND_SQL]
   const args: unknown[] = [workspaceId]
@@ -266,12 +270,15 @@ export async function listJobs(db: D1Database, workspaceId: string, q: JobQuery)
     ['status', q.status],
     ['kind', q.kind],
     ['batch_id', q.batchId],
-    ['project_id', q.projectId],
   ] as const) {
     if (value) {
       where.push(`${column} = ?`)
       args.push(value)
     }
+  }
+  if (q.projectId) {
+    where.push('id IN (SELECT source_job_id FROM projects WHERE id = ? AND workspace_id = ?)')
+    args.push(q.projectId, workspaceId)
   }
   return listPage<JobRow>(db, 'jobs', { where, args }, q)
 }

@@ -182,7 +182,16 @@ describe('project reads and deletion', () => {
     }
     expect(page2.projects.map((p) => p.id)).toEqual([first.id])
 
+    // GET /v1/jobs?projectId= finds the removal a project was made from; another workspace's finds nothing.
+    const listed = async (query: string, k = key) =>
+      ((await (await api(`/v1/jobs?${query}`, { key: k })).json()) as { jobs: { id: string }[] }).jobs.map((j) => j.id)
+    expect(await listed(`projectId=${first.id}`)).toEqual([jobId])
+    expect(await listed(`projectId=${crypto.randomUUID()}`)).toEqual([])
+    expect(await listed('kind=remove_background')).toEqual([jobId])
+    expect(await listed('kind=virtual_try_on')).toEqual([])
+
     const stranger = await seedWorkspace()
+    expect(await listed(`projectId=${first.id}`, stranger.key)).toEqual([])
     await expectProblem(await api(first.links.self, { key: stranger.key }), 404, 'job_not_found')
     await expectProblem(await api(first.links.revisions, { key: stranger.key }), 404, 'job_not_found')
 
