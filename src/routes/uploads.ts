@@ -75,8 +75,8 @@ export const complete = createRoute({
 
 export const uploads = createRouter()
   .openapi(create, async (c) => {
+    // No Location: an upload has no resource of its own to read, only its content and complete paths.
     const upload = await createUpload(c.env, c.get('auth').workspaceId, c.req.valid('json').contentType)
-    c.header('Location', `/v1/uploads/${upload.id}`)
     return c.json(upload, 201)
   })
   .openapi(putContent, async (c) => {

@@ -96,6 +96,8 @@ describe('presigned uploads', () => {
     const upload = (await res.json()) as { id: string; uploadUrl: string; uploadHeaders?: unknown }
     expect(upload.uploadUrl).toBe(`/v1/uploads/${upload.id}/content`)
     expect(upload.uploadHeaders).toBeUndefined()
+    // It once named /v1/uploads/{id}, which no route answers.
+    expect(res.headers.get('location')).toBeNull()
     await expectProblem(
       await api('/v1/uploads', { method: 'POST', key, json: { size: 3 } }),
       400,
