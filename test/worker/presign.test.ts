@@ -98,6 +98,20 @@ describe('presigned uploads', () => {
     expect(upload.uploadHeaders).toBeUndefined()
     // It once named /v1/uploads/{id}, which no route answers.
     expect(res.headers.get('location')).toBeNull()
+    // Another workspace's key can neither write nor complete it (SPEC.md §5: outside the workspace is 404).
+    const stranger = await seedWorkspace()
+    const put = await api(upload.uploadUrl, {
+      method: 'PUT',
+      key: stranger.key,
+      body: new Uint8Array(64),
+      headers: { 'content-type': 'image/jpeg', 'content-length': '64' },
+    })
+    await expectProblem(put, 404, 'job_not_found')
+    await expectProblem(
+      await api(`/v1/uploads/${upload.id}/complete`, { method: 'POST', key: stranger.key }),
+      404,
+      'job_not_found',
+    )
     await expectProblem(
       await api('/v1/uploads', { method: 'POST', key, json: { size: 3 } }),
       400,
