@@ -17,8 +17,12 @@ import { collectFrames, fixture, MASK_OPTIONS, postParts, removeParts, STUB_INPU
 const KEY = 'abandon-test-key'
 const REMOVE = '/v1/remove'
 
-/** A model whose runs wait for `open()`, counting how many began. */
-function gatedSegmenter() {
+/**
+ * A model whose runs wait for `open()`, counting how many began. Its masks are all `value`: 128 is
+ * unsure of every pixel, so `high` plans close-ups over the whole frame. The first `ungated` runs
+ * answer at once (`high`'s base run, so the test can catch it among its close-ups).
+ */
+function gatedSegmenter({ value = 200, ungated = 0 } = {}) {
   let open!: () => void
   const gate = new Promise<void>((resolve) => (open = resolve))
   const model = {
@@ -28,32 +32,12 @@ function gatedSegmenter() {
       version: 'gated@1',
       input: STUB_INPUT,
       async segment(image) {
-        model.runs++
-        await gate
-        return { data: new Uint8Array(image.width * image.height).fill(200), width: image.width, height: image.height }
-      },
-      async close() {},
-    } satisfies Segmenter,
-  }
-  return model
-}
-
-/**
- * A model unsure of every pixel (so `high` plans close-ups over the whole frame) whose first run
- * answers at once and whose close-ups wait for `open()`.
- */
-function unsureSegmenter() {
-  let open!: () => void
-  const gate = new Promise<void>((resolve) => (open = resolve))
-  const model = {
-    runs: 0,
-    open: () => open(),
-    segmenter: {
-      version: 'unsure@1',
-      input: STUB_INPUT,
-      async segment(image) {
-        if (++model.runs > 1) await gate
-        return { data: new Uint8Array(image.width * image.height).fill(128), width: image.width, height: image.height }
+        if (++model.runs > ungated) await gate
+        return {
+          data: new Uint8Array(image.width * image.height).fill(value),
+          width: image.width,
+          height: image.height,
+        }
       },
       async close() {},
     } satisfies Segmenter,
@@ -131,7 +115,7 @@ describe('a caller that goes away', () => {
   })
 
   it("stops high's close-ups at the next one: the run in flight ends, no further run begins", async () => {
-    const model = unsureSegmenter()
+    const model = gatedSegmenter({ value: 128, ungated: 1 })
     server = await startServer(createApp({ signingKey: KEY, model: { current: model.segmenter } }), { port: 0 })
     const sockets: Socket[] = []
     ;(server.server as Server).on('connection', (socket: Socket) => sockets.push(socket))
