@@ -141,11 +141,18 @@ describe('DELETE /v1/jobs/{id}', () => {
     try {
       const res = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })
       expect(res.status).toBe(202)
-      const job = (await res.json()) as { id: string }
+      const job = (await res.json()) as { id: string; modelVersion: string | null }
+      // DESIGN.md §3: no model has touched a queued job yet.
+      expect(job.modelVersion).toBeNull()
       expect((await usage(key)).held).toBe(1)
       const canceled = await api(`/v1/jobs/${job.id}`, { method: 'DELETE', key })
       expect(canceled.status).toBe(200)
-      expect(await canceled.json()).toMatchObject({ id: job.id, status: 'canceled', stage: 'queued' })
+      expect(await canceled.json()).toMatchObject({
+        id: job.id,
+        status: 'canceled',
+        stage: 'queued',
+        modelVersion: null,
+      })
       expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 3 })
       // Terminal states never change: a second cancel is a no-op.
       expect(await (await api(`/v1/jobs/${job.id}`, { method: 'DELETE', key })).json()).toMatchObject({
