@@ -1,7 +1,8 @@
 /**
  * `npm start` end to end, against the real model: upload → complete → removal (JSON, multipart,
  * sourceUrl from a local server allowed by SSRF_ALLOWLIST), the signed result URL fetched without
- * the key, the SSRF guard resolving names through DNS_RESOLVER_URL (a DNS-over-HTTPS server on
+ * the key, every input format of SPEC.md §8 through the upload flow, what each removal option does
+ * to the result's pixels, the SSRF guard resolving names through DNS_RESOLVER_URL (a DNS-over-HTTPS server on
  * 127.0.0.1), then a clean stop on SIGTERM.
  *
  * It runs on free ports with its own local D1/R2/Durable Object state (LOCAL_STATE_DIR in a
@@ -28,6 +29,19 @@ const sharp = createRequire(new URL('../../inference-server/package.json', impor
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const PNG = readFileSync(new URL('../fixtures/astronaut.png', import.meta.url))
+/**
+ * astronaut.png re-encoded in each other input format of SPEC.md §8 (the inference server's
+ * fixtures; see their README): all 512×512 with no EXIF orientation, a few tens of kB each.
+ */
+const FORMAT_FIXTURES = new URL('../../inference-server/test/fixtures/', import.meta.url)
+const FORMATS = [
+  { file: 'small.jpg', mimeType: 'image/jpeg' },
+  { file: 'small.webp', mimeType: 'image/webp' },
+  { file: 'small.avif', mimeType: 'image/avif' },
+  { file: 'small.heic', mimeType: 'image/heic' },
+  // small.heic with the generic HEIF major brand `mif1` (its compatible brands still list heic).
+  { file: 'small.heif', mimeType: 'image/heif' },
+] as const
 const OPTIONS = { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' } as const
 /** A point on the astronaut's face (her nose is near 224,120 in the 512×512 photo) and the corner. */
 const FACE = { x: 224, y: 120 }
@@ -79,6 +93,25 @@ function api(path: string, init: RequestInit = {}): Promise<Response> {
   return fetch(new URL(path, baseUrl), { ...init, headers })
 }
 
+type Upload = { id: string; status: string; uploadUrl: string; width?: number; height?: number; mimeType?: string }
+
+/**
+ * Reserves an upload, PUTs the bytes to its uploadUrl and completes it. The completion is returned
+ * unchecked, so that a caller trying several formats can report every one that fails.
+ */
+async function upload(bytes: Buffer, contentType: string): Promise<{ status: number; upload: Upload }> {
+  const created = await api('/v1/uploads', { method: 'POST' })
+  expect(created.status).toBe(201)
+  const reserved = (await created.json()) as Upload
+  expect(reserved.uploadUrl.startsWith('/')).toBe(true)
+
+  const put = await api(reserved.uploadUrl, { method: 'PUT', headers: { 'Content-Type': contentType }, body: bytes })
+  expect(put.status, `${contentType}: ${await put.text()}`).toBe(204)
+
+  const completed = await api(`/v1/uploads/${reserved.id}/complete`, { method: 'POST' })
+  return { status: completed.status, upload: (await completed.json()) as Upload }
+}
+
 function removal(body: RequestInit['body'], contentType?: string): Promise<Response> {
   const headers: Record<string, string> = { 'Idempotency-Key': randomUUID(), Prefer: 'wait=8' }
   if (contentType) headers['Content-Type'] = contentType
@@ -107,8 +140,8 @@ async function finished(res: Response) {
   return job
 }
 
-/** The job succeeded; its result URL (relative, signed) works without the key. */
-async function expectCutout(res: Response): Promise<void> {
+/** The job succeeded; its result URL (relative, signed) works without the key and gives a PNG. */
+async function resultPng(res: Response): Promise<Buffer> {
   const job = await finished(res)
   expect(job.status, JSON.stringify(job)).toBe('succeeded')
   const url = job.result?.url ?? ''
@@ -117,7 +150,12 @@ async function expectCutout(res: Response): Promise<void> {
   const download = await fetch(new URL(url, baseUrl)) // no Authorization header
   expect(download.status).toBe(200)
   expect(download.headers.get('content-type')).toBe('image/png')
-  const bytes = Buffer.from(await download.arrayBuffer())
+  return Buffer.from(await download.arrayBuffer())
+}
+
+/** The result is the astronaut's 512×512 cutout: her face opaque, the corner transparent. */
+async function expectCutout(res: Response): Promise<void> {
+  const bytes = await resultPng(res)
   const meta = await sharp(bytes).metadata()
   expect(meta).toMatchObject({ format: 'png', width: 512, height: 512, channels: 4 })
 
@@ -132,6 +170,35 @@ async function expectCutout(res: Response): Promise<void> {
   expect(Math.min(...around(FACE))).toBeGreaterThan(200)
   expect(alpha(CORNER.x, CORNER.y)).toBeLessThanOrEqual(5)
   expect(Math.max(...around(CORNER))).toBeLessThanOrEqual(5)
+}
+
+/** A mask result: a 512×512 PNG with one grey channel (SPEC.md §2: "grayscale PNG mask"), as its values. */
+async function decodeMask(bytes: Buffer): Promise<Buffer> {
+  expect(await sharp(bytes).metadata()).toMatchObject({ format: 'png', width: 512, height: 512, channels: 1 })
+  // sharp would hand a grey PNG back as 3 raw channels (sRGB) unless kept grey.
+  const { data, info } = await sharp(bytes).toColourspace('b-w').raw().toBuffer({ resolveWithObject: true })
+  expect(info.channels).toBe(1)
+  return data
+}
+
+const countDifferences = (a: Uint8Array, b: Uint8Array) => {
+  expect(a.length).toBe(b.length)
+  let n = 0
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) n++
+  return n
+}
+
+/** Whether a 512-wide hard mask changes value within `radius` pixels of (x, y). */
+function nearEdge(hard: Uint8Array, x: number, y: number, radius: number): boolean {
+  const v = hard[y * 512 + x]
+  for (let dy = -radius; dy <= radius; dy++) {
+    for (let dx = -radius; dx <= radius; dx++) {
+      const nx = x + dx
+      const ny = y + dy
+      if (nx >= 0 && ny >= 0 && nx < 512 && ny < 512 && hard[ny * 512 + nx] !== v) return true
+    }
+  }
+  return false
 }
 
 function portOpen(port: number): Promise<boolean> {
@@ -221,20 +288,11 @@ describe('npm start (local mode)', () => {
   })
 
   it('removes the background of an upload (PUT to uploadUrl, complete, Prefer: wait=8)', async () => {
-    const created = await api('/v1/uploads', { method: 'POST' })
-    expect(created.status).toBe(201)
-    const upload = (await created.json()) as { id: string; uploadUrl: string }
-    expect(upload.uploadUrl.startsWith('/')).toBe(true)
+    const { status, upload: done } = await upload(PNG, 'image/png')
+    expect(status, JSON.stringify(done)).toBe(200)
+    expect(done).toMatchObject({ status: 'ready', width: 512, height: 512, mimeType: 'image/png' })
 
-    const put = await api(upload.uploadUrl, { method: 'PUT', headers: { 'Content-Type': 'image/png' }, body: PNG })
-    expect(put.status, await put.text()).toBe(204)
-
-    const completed = await api(`/v1/uploads/${upload.id}/complete`, { method: 'POST' })
-    const done = await completed.json()
-    expect(completed.status, JSON.stringify(done)).toBe(200)
-    expect(done).toMatchObject({ width: 512, height: 512, mimeType: 'image/png' })
-
-    await expectCutout(await removal(JSON.stringify({ uploadId: upload.id, options: OPTIONS }), 'application/json'))
+    await expectCutout(await removal(JSON.stringify({ uploadId: done.id, options: OPTIONS }), 'application/json'))
   })
 
   it('removes the background of a multipart image', async () => {
@@ -247,6 +305,116 @@ describe('npm start (local mode)', () => {
   it('removes the background of a sourceUrl on 127.0.0.1 (allowed by SSRF_ALLOWLIST in local mode)', async () => {
     const body = JSON.stringify({ sourceUrl: `${fixtureOrigin}/astronaut.png`, options: OPTIONS })
     await expectCutout(await removal(body, 'application/json'))
+  })
+
+  // Completing an upload decodes it (SPEC.md §4 Uploads: "verified width, height, mimeType"), so
+  // five formats cost no model run; one removal then shows a decoded HEIC reaches the model whole.
+  it("accepts JPEG, WebP, AVIF, HEIC and HEIF uploads as ready with their type and size, and removes a HEIC upload's background", async () => {
+    const completed: Record<string, unknown>[] = []
+    const ids: Record<string, string> = {}
+    for (const { file, mimeType } of FORMATS) {
+      const { status, upload: done } = await upload(readFileSync(new URL(file, FORMAT_FIXTURES)), mimeType)
+      const { width, height } = done
+      completed.push({
+        file,
+        status,
+        ...(status === 200 ? { ready: done.status, mimeType: done.mimeType, width, height } : { problem: done }),
+      })
+      ids[file] = done.id
+    }
+    // One comparison, so a failure lists every format at once.
+    expect(completed).toEqual(
+      FORMATS.map(({ file, mimeType }) => ({ file, status: 200, ready: 'ready', mimeType, width: 512, height: 512 })),
+    )
+
+    await expectCutout(
+      await removal(JSON.stringify({ uploadId: ids['small.heic'], options: OPTIONS }), 'application/json'),
+    )
+  })
+
+  // The fixtures are square and carry no orientation, so they cannot tell stored from upright
+  // size: this JPEG is stored 320×200 with EXIF orientation 6 (rotate 90° clockwise to view).
+  it('reports the upright size of an EXIF-rotated JPEG upload (stored 320×200, orientation 6: 200×320)', async () => {
+    const rotated = await sharp(PNG)
+      .resize(320, 200, { fit: 'fill' })
+      .jpeg()
+      .withMetadata({ orientation: 6 })
+      .toBuffer()
+    expect(await sharp(rotated).metadata()).toMatchObject({ width: 320, height: 200, orientation: 6 })
+
+    const { status, upload: done } = await upload(rotated, 'image/jpeg')
+    expect(status, JSON.stringify(done)).toBe(200)
+    expect(done).toMatchObject({ status: 'ready', mimeType: 'image/jpeg', width: 200, height: 320 })
+  })
+
+  // SPEC.md §2 Removal options, on one upload of astronaut.png; every result is a PNG of the
+  // photo's size, read back pixel by pixel. Each removal is a model run (seconds), so the raw
+  // and binary masks are made once and shared by the tests that compare against them.
+  describe('removal options change the result', () => {
+    let uploadId: Promise<string> | undefined
+    const astronaut = () =>
+      (uploadId ??= upload(PNG, 'image/png').then(({ status, upload: done }) => {
+        expect(status, JSON.stringify(done)).toBe(200)
+        return done.id
+      }))
+    const remove = async (options: object) =>
+      resultPng(await removal(JSON.stringify({ uploadId: await astronaut(), options }), 'application/json'))
+    const mask = (alpha: object) => remove({ quality: 'balanced', alpha, output: 'mask' }).then(decodeMask)
+
+    let raw: Promise<Buffer> | undefined
+    const rawMask = () => (raw ??= mask({ mode: 'raw', feather: 0 }))
+    let binary: Promise<Buffer> | undefined
+    const binaryMask = () => (binary ??= mask({ mode: 'binary', threshold: 0.5, feather: 0 }))
+
+    const at = (values: Buffer, p: { x: number; y: number }) => values[p.y * 512 + p.x]
+    const count = (values: Buffer, keep: (v: number) => boolean) => values.filter(keep).length
+
+    it('output mask, raw alpha: a one-channel grey 512×512 PNG of the subject, soft values on its edge', async () => {
+      const values = await rawMask()
+      expect(at(values, FACE)).toBeGreaterThan(200)
+      expect(at(values, CORNER)).toBeLessThanOrEqual(5)
+      // The model's own alpha: a raw mask that were already hard would make (b) below prove nothing.
+      expect(count(values, (v) => v > 0 && v < 255)).toBeGreaterThan(0)
+    })
+
+    it('output mask, binary alpha at threshold 0.5: only 0 and 255, each pixel the raw mask cut at half', async () => {
+      const values = await binaryMask()
+      expect(count(values, (v) => v !== 0 && v !== 255)).toBe(0)
+      // No 8-bit value is exactly half (127.5), so ≥ and > agree: 0..127 → 0, 128..255 → 255.
+      const expected = (await rawMask()).map((v) => (v >= 128 ? 255 : 0))
+      expect(countDifferences(values, expected)).toBe(0)
+    })
+
+    it('binary alpha with feather 2: the hard edge gets grey values, only within a few pixels of it', async () => {
+      const hard = await binaryMask()
+      const values = await mask({ mode: 'binary', threshold: 0.5, feather: 2 })
+      expect(count(values, (v) => v > 0 && v < 255)).toBeGreaterThan(0)
+      // A 2 px feather's blur (sigma 2/3, kernel cut at 1/1000) reaches under 3 px; away from the
+      // edge the mask stays the binary one exactly. 4 px leaves room without allowing a wide blur.
+      const far: number[] = []
+      for (let i = 0; i < values.length; i++) {
+        if (values[i] !== hard[i] && !nearEdge(hard, i % 512, Math.floor(i / 512), 4)) far.push(i)
+      }
+      expect(far.length, `first at ${far[0] % 512},${Math.floor(far[0] / 512)}`).toBe(0)
+    })
+
+    it("output cutout, raw alpha: RGBA whose alpha is the raw mask pixel for pixel and whose colour is the photo's", async () => {
+      const bytes = await remove(OPTIONS)
+      expect(await sharp(bytes).metadata()).toMatchObject({ format: 'png', width: 512, height: 512, channels: 4 })
+      const { data } = await sharp(bytes).raw().toBuffer({ resolveWithObject: true })
+      const alpha = Buffer.alloc(512 * 512)
+      for (let i = 0; i < alpha.length; i++) alpha[i] = data[i * 4 + 3]
+      expect(countDifferences(alpha, await rawMask())).toBe(0)
+
+      // balanced does no colour decontamination: every visible pixel keeps the photo's colour.
+      const photo = await sharp(PNG).removeAlpha().raw().toBuffer()
+      let recoloured = 0
+      for (let i = 0; i < alpha.length; i++) {
+        if (alpha[i] === 0) continue
+        for (let c = 0; c < 3; c++) if (data[i * 4 + c] !== photo[i * 3 + c]) recoloured++
+      }
+      expect(recoloured).toBe(0)
+    })
   })
 
   // wrangler dev has workerd's own fetch (the test pool's replacement is not there), so this is
