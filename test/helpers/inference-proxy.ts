@@ -1,9 +1,11 @@
 /**
  * A real HTTP proxy in front of the real inference server, used by the Worker tests to make the
  * inference server unreachable, saturated, die in the middle of a removal, hold a removal in
- * flight until the Worker gives up on it, or freeze (before or during a removal), on demand.
+ * flight until the Worker gives up on it, freeze (before or during a removal), or report that
+ * its work failed, on demand.
  */
 import { createServer, request, type Server, type ServerResponse } from 'node:http'
+import { encodeFrame, FRAMES_CONTENT_TYPE } from '../../src/contract/frames'
 import type { ProxyMode } from './proxy-modes'
 
 export type { ProxyMode } from './proxy-modes'
@@ -146,6 +148,19 @@ export function startInferenceProxy(port: number, upstreamPort: number): Promise
         if (held.delete(res) && !res.writableEnded) proxy.abortedCalls += 1
       })
       return
+    }
+    if (proxy.mode === 'fail-on-remove' && isRemove) {
+      // What the server streams when its model or encoder throws mid-run (stream.ts): the stage it
+      // reached, then an error frame that is not the caller's fault and not worth a retry.
+      req.resume()
+      res.writeHead(200, { 'content-type': FRAMES_CONTENT_TYPE })
+      res.write(encodeFrame({ type: 'stage', stage: 'segmenting' }))
+      const error = {
+        code: 'processing_failed' as const,
+        message: 'the model run failed (fail-on-remove)',
+        retryable: false,
+      }
+      return res.end(encodeFrame({ type: 'error', ...error }))
     }
     if (proxy.mode === 'saturated' && (isRemove || req.url === '/health/ready')) {
       proxy.saturatedAnswers += 1

@@ -67,6 +67,25 @@ describe('when the inference server is unavailable', () => {
     expect(events).toContain('event: image.job.failed.v1')
   })
 
+  it('a job whose server reports its work failed ends processing_failed at once, with its hold released', async () => {
+    const { key } = await seedWorkspace({ credits: 5 })
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    await setInferenceMode('fail-on-remove')
+    const res = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })
+    expect(res.status).toBe(202)
+    const job = (await res.json()) as { id: string }
+    const final = await waitForStatus(key, job.id, TERMINAL)
+    expect(final).toMatchObject({
+      status: 'failed',
+      error: { code: 'processing_failed', message: 'the model run failed (fail-on-remove)' },
+      result: null,
+    })
+    expect((await inferenceStats()).removeCalls, 'not retried: the failure is not a lost server').toBe(1)
+    expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 5 })
+    const events = await (await api(`/v1/jobs/${job.id}/events`, { key })).text()
+    expect(events).toContain('event: image.job.failed.v1')
+  })
+
   it('a saturated server keeps the job queued, never lost, and it succeeds once capacity returns', async () => {
     const { key } = await seedWorkspace({ credits: 5 })
     const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))

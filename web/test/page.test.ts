@@ -261,6 +261,7 @@ describe('the page, signed in', () => {
     await spendAnonymousMinute(stack.baseUrl)
     const signingIn = signInOnPage(page, `page-${Date.now()}@example.com`)
     await page.locator('#rate-wait', { hasText: /continuing in \d+ s/ }).waitFor()
+    await shot(page, 'rate-wait', false)
     await signingIn
     expect(await page.locator('#rate-wait').isHidden()).toBe(true)
     await page.locator('#allowance', { hasText: 'credits available' }).waitFor()
