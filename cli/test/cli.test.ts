@@ -3,7 +3,6 @@
  * a resumable `batch` with progress, `remove` of a missing file, and `login` by device code
  * approved by an email-signed-in session, after which `usage` works on the stored session.
  */
-import { spawn } from 'node:child_process'
 import {
   copyFileSync,
   mkdirSync,
@@ -19,36 +18,12 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type LocalStack, signInByEmail, startLocalStack } from '../../test/helpers/local-stack'
+import { cli } from './run-cli'
 
-const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url))
 const FIXTURE = fileURLToPath(new URL('../../test/fixtures/astronaut.png', import.meta.url))
 
 let stack: LocalStack
 let work: string
-
-interface Run {
-  code: number
-  stdout: string
-  stderr: string
-}
-
-/** Runs the CLI (no TTY: progress comes as lines). `onStderr` sees its stderr as it arrives. */
-function cli(args: string[], env: Record<string, string>, onStderr?: (text: string) => void) {
-  const base = { ...process.env }
-  delete base.CUTOUT_API_KEY // a developer's own key must not stand in for the stored session
-  delete base.CUTOUT_BASE_URL
-  const child = spawn(process.execPath, [MAIN, ...args], {
-    env: { ...base, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  const run: Run = { code: -1, stdout: '', stderr: '' }
-  child.stdout.on('data', (d) => (run.stdout += d))
-  child.stderr.on('data', (d) => {
-    run.stderr += d
-    onStderr?.(run.stderr)
-  })
-  return new Promise<Run>((resolve) => child.once('close', (code) => resolve({ ...run, code: code ?? -1 })))
-}
 
 const keyEnv = () => ({ CUTOUT_BASE_URL: stack.baseUrl, CUTOUT_API_KEY: stack.apiKey, XDG_CONFIG_HOME: work })
 

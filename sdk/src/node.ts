@@ -41,10 +41,35 @@ export async function removeSessionFile(path: string): Promise<void> {
   await rm(path, { force: true })
 }
 
-/** A `SessionStore` over a session file for `baseUrl`. */
+/**
+ * An API base URL in one spelling, so two spellings of the same API compare equal: scheme and host
+ * in lower case, the scheme's default port dropped, no trailing slash. Throws a TypeError when
+ * `url` is not an absolute URL.
+ */
+export function normalizeBaseUrl(url: string): string {
+  const parsed = new URL(url)
+  return `${parsed.origin}${parsed.pathname.replace(/\/+$/, '')}`
+}
+
+/** Whether a stored session belongs to the API at `baseUrl` (its tokens may be sent there). */
+export function sessionIsFor(session: StoredSession, baseUrl: string): boolean {
+  try {
+    return normalizeBaseUrl(session.baseUrl) === normalizeBaseUrl(baseUrl)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A `SessionStore` over a session file for `baseUrl`. A session the file holds for another API is
+ * never handed out (its tokens must not go to another host): the store then acts as signed out.
+ */
 export function fileSession(path: string, baseUrl: string): SessionStore {
   return {
-    load: () => readSessionFile(path),
+    load: async () => {
+      const stored = await readSessionFile(path)
+      return stored && sessionIsFor(stored, baseUrl) ? stored : undefined
+    },
     save: (tokens) => writeSessionFile(path, { ...tokens, baseUrl }),
   }
 }

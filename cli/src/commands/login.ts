@@ -6,8 +6,16 @@
  */
 import { hostname } from 'node:os'
 import { deviceLogin } from '@cutout/sdk'
-import { readSessionFile, removeSessionFile, writeSessionFile } from '@cutout/sdk/node'
-import { anonymousClient, type GlobalOptions, Output, sessionPath } from '../context.js'
+import { removeSessionFile, writeSessionFile } from '@cutout/sdk/node'
+import {
+  anonymousClient,
+  type GlobalOptions,
+  notSignedIn,
+  Output,
+  resolveBaseUrl,
+  sessionPath,
+  storedSessionFor,
+} from '../context.js'
 
 export async function login(options: GlobalOptions): Promise<void> {
   const out = new Output(!!options.json)
@@ -25,15 +33,21 @@ export async function login(options: GlobalOptions): Promise<void> {
   out.result({ signedIn: true, baseUrl: cutout.baseUrl, sessionFile: path }, `Signed in to ${cutout.baseUrl}`)
 }
 
-/** Revokes the session at the API (best effort) and deletes the file. */
+/**
+ * Revokes the session at its API (best effort) and deletes the file. A session for another API than
+ * the one named (--base-url, CUTOUT_BASE_URL) is left alone: this API has no session to end.
+ */
 export async function logout(options: GlobalOptions): Promise<void> {
   const out = new Output(!!options.json)
-  const path = sessionPath()
-  const stored = await readSessionFile(path)
-  if (stored) {
-    const cutout = await anonymousClient({ ...options, baseUrl: options.baseUrl ?? stored.baseUrl })
-    await cutout.signOut(stored.refreshToken).catch((err) => out.info(`could not revoke the session: ${err}`))
+  const baseUrl = await resolveBaseUrl(options)
+  const { session, otherApi } = await storedSessionFor(baseUrl)
+  if (session) {
+    const cutout = await anonymousClient(options)
+    await cutout.signOut(session.refreshToken).catch((err) => out.info(`could not revoke the session: ${err}`))
+    await removeSessionFile(sessionPath())
   }
-  await removeSessionFile(path)
-  out.result({ signedOut: true, wasSignedIn: !!stored }, stored ? 'Signed out' : 'Not signed in')
+  out.result(
+    { signedOut: true, wasSignedIn: !!session, baseUrl, ...(otherApi ? { sessionFor: otherApi } : {}) },
+    session ? `Signed out of ${baseUrl}` : notSignedIn(baseUrl, otherApi),
+  )
 }

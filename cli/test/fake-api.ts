@@ -1,0 +1,137 @@
+/**
+ * A small stand-in for the API on 127.0.0.1, for CLI behaviour the real stack cannot be made to
+ * show on demand (a session for another host, a 402 on the second of two batches): the upload
+ * flow, removals, batches, jobs and results with the API's shapes, and every request recorded.
+ * `override` answers a request first (return undefined to fall through to the defaults).
+ */
+import { randomUUID } from 'node:crypto'
+import { createServer, type IncomingMessage, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+export interface Seen {
+  method: string
+  path: string
+  headers: IncomingMessage['headers']
+  body: string
+}
+
+export interface Answer {
+  status: number
+  body?: unknown
+  headers?: Record<string, string>
+}
+
+export interface FakeApi {
+  baseUrl: string
+  seen: Seen[]
+  override?: (req: Seen) => Answer | undefined
+  close(): Promise<void>
+}
+
+/** A 1×1 PNG's bytes stand in for every result. */
+export const PNG = Buffer.from(
+  '89504e470d0a1a0a0000000d4948445200000001000000010806000000' +
+    '1f15c4890000000d49444154789c6360000002000185d3a1b00000000049454e44ae426082',
+  'hex',
+)
+
+export const problem = (status: number, code: string, extra: Record<string, unknown> = {}): Answer => ({
+  status,
+  headers: { 'content-type': 'application/problem+json' },
+  body: { type: `about:blank`, status, code, title: code, detail: code, retryable: false, requestId: 'req', ...extra },
+})
+
+function job(id: string, status: string) {
+  const now = new Date().toISOString()
+  return {
+    id,
+    status,
+    stage: status === 'succeeded' ? 'done' : 'queued',
+    createdAt: now,
+    updatedAt: now,
+    modelVersion: null,
+    result: status === 'succeeded' ? { url: `/v1/jobs/${id}/result`, contentType: 'image/png', expiresAt: null } : null,
+    error: null,
+  }
+}
+
+export async function startFakeApi(): Promise<FakeApi> {
+  const batches = new Map<string, string[]>()
+  const api: FakeApi = { baseUrl: '', seen: [], close: async () => {} }
+
+  const route = (req: Seen): Answer => {
+    const parts = req.path.split('/').filter(Boolean) // v1, resource, id, action
+    const [, resource, id, action] = parts
+    if (req.method === 'GET' && req.path === '/v1/usage') {
+      return { status: 200, body: { kind: 'workspace', limit: 50, available: 50, held: 0, used: 0 } }
+    }
+    if (req.method === 'POST' && req.path === '/v1/auth/refresh') {
+      return {
+        status: 200,
+        body: { accessToken: 'at_new', refreshToken: 'rt_new', tokenType: 'Bearer', expiresIn: 3600 },
+      }
+    }
+    if (resource === 'uploads') {
+      if (req.method === 'POST' && !id) {
+        const upload = randomUUID()
+        const expiresAt = new Date(Date.now() + 900_000).toISOString()
+        return {
+          status: 201,
+          body: { id: upload, status: 'pending', expiresAt, uploadUrl: `/v1/uploads/${upload}/content` },
+        }
+      }
+      if (req.method === 'PUT' && action === 'content') return { status: 204 }
+      if (req.method === 'POST' && action === 'complete') {
+        const expiresAt = new Date(Date.now() + 900_000).toISOString()
+        return {
+          status: 200,
+          body: { id, status: 'ready', expiresAt, uploadUrl: '', width: 1, height: 1, mimeType: 'image/png' },
+        }
+      }
+    }
+    if (resource === 'removals' && req.method === 'POST') return { status: 200, body: job(randomUUID(), 'succeeded') }
+    if (resource === 'batches') {
+      if (req.method === 'POST') {
+        const { uploadIds } = JSON.parse(req.body) as { uploadIds: string[] }
+        const batch = randomUUID()
+        const jobs = uploadIds.map(() => randomUUID())
+        batches.set(batch, jobs)
+        const body = { id: batch, status: 'processing', total: jobs.length, jobs: jobs.map((j) => job(j, 'queued')) }
+        return { status: 202, body }
+      }
+      const jobs = batches.get(id)
+      if (jobs) {
+        const body = { id, status: 'complete', total: jobs.length, jobs: jobs.map((j) => job(j, 'succeeded')) }
+        return { status: 200, body }
+      }
+    }
+    if (resource === 'jobs' && req.method === 'GET') {
+      if (action === 'result') return { status: 200, body: PNG, headers: { 'content-type': 'image/png' } }
+      if (!action) return { status: 200, body: job(id, 'succeeded') }
+    }
+    return problem(404, 'job_not_found')
+  }
+
+  const server: Server = createServer(async (req, res) => {
+    const chunks: Buffer[] = []
+    for await (const chunk of req) chunks.push(chunk as Buffer)
+    const seen: Seen = {
+      method: req.method ?? 'GET',
+      path: new URL(req.url ?? '/', 'http://x').pathname,
+      headers: req.headers,
+      body: Buffer.concat(chunks).toString('utf8'),
+    }
+    api.seen.push(seen)
+    const answer = api.override?.(seen) ?? route(seen)
+    const raw = Buffer.isBuffer(answer.body)
+    res.writeHead(answer.status, {
+      ...(answer.body !== undefined && !raw ? { 'content-type': 'application/json' } : {}),
+      ...answer.headers,
+    })
+    res.end(answer.body === undefined ? undefined : raw ? answer.body : JSON.stringify(answer.body))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  api.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  api.close = () => new Promise((resolve) => server.close(() => resolve()))
+  return api
+}
