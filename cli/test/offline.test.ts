@@ -1,12 +1,13 @@
 /**
  * The built CLI against a stand-in API (cli/test/fake-api.ts) for what the real stack cannot be
- * made to show on demand: a stored session never goes to another API than its own.
+ * made to show on demand: a stored session never goes to another API than its own; `batch` over
+ * more than 100 images finishes each batch before the next and still reports when one fails.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { type FakeApi, startFakeApi } from './fake-api'
+import { type FakeApi, PNG, problem, startFakeApi } from './fake-api'
 import { cli } from './run-cli'
 
 let work: string
@@ -28,7 +29,17 @@ afterAll(async () => {
 afterEach(() => {
   home.seen.length = 0
   other.seen.length = 0
+  home.override = undefined
 })
+
+const keyEnv = () => ({ CUTOUT_BASE_URL: home.baseUrl, CUTOUT_API_KEY: 'sk_live_test', XDG_CONFIG_HOME: work })
+
+/** A folder of `count` small PNGs named 000.png, 001.png, … */
+function photos(count: number): string {
+  const dir = mkdtempSync(join(work, 'photos-'))
+  for (let i = 0; i < count; i++) writeFileSync(join(dir, `${String(i).padStart(3, '0')}.png`), PNG)
+  return dir
+}
 
 /** A config directory holding a session signed in to `baseUrl`. */
 function sessionFor(baseUrl: string, expiresAt = Date.now() + 3_600_000) {
@@ -72,5 +83,44 @@ describe('a stored session and the base URL', () => {
     expect(run.stdout).toContain(`Not signed in to ${other.baseUrl}`)
     expect(other.seen).toEqual([])
     expect(JSON.parse(readFileSync(file, 'utf8')).refreshToken).toBe('rt_home')
+  })
+})
+
+describe('batch over more than 100 images', () => {
+  it('follows and downloads each batch before creating the next; a 402 on the second still reports the first', async () => {
+    const dir = photos(101)
+    let batches = 0
+    home.override = (req) =>
+      req.method === 'POST' && req.path === '/v1/batches' && ++batches === 2
+        ? problem(402, 'quota_exhausted', { detail: 'No credits remain' })
+        : undefined
+    const run = await cli(['batch', dir, '--json'], keyEnv())
+    expect(run.code, run.stderr).toBe(4)
+    expect(readdirSync(join(dir, 'cutouts'))).toHaveLength(100)
+    const summary = JSON.parse(run.stdout) as { files: { file: string; status: string; error?: string }[] }
+    expect(summary.files.filter((f) => f.status === 'done')).toHaveLength(100)
+    expect(summary.files.filter((f) => f.status === 'failed')).toEqual([
+      expect.objectContaining({ file: join(dir, '100.png'), error: expect.stringMatching(/quota_exhausted/) }),
+    ])
+    // The second batch was asked for only after the first one's results were downloaded.
+    const order = home.seen.map((r) => `${r.method} ${r.path.replace(/[0-9a-f-]{36}/g, ':id')}`)
+    expect(order.lastIndexOf('GET /v1/jobs/:id/result')).toBeLessThan(order.lastIndexOf('POST /v1/batches'))
+    expect(order.filter((o) => o === 'POST /v1/batches')).toHaveLength(2)
+
+    // Run again once credits are back: the 100 are skipped, the last one is done.
+    home.override = undefined
+    const again = await cli(['batch', dir], keyEnv())
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.stdout).toMatch(/1 done, 100 skipped/)
+    expect(existsSync(join(dir, 'cutouts', '100-cutout.png'))).toBe(true)
+  })
+
+  it('prints the summary when the first batch cannot be created', async () => {
+    const dir = photos(2)
+    home.override = (req) =>
+      req.method === 'POST' && req.path === '/v1/batches' ? problem(402, 'quota_exhausted') : undefined
+    const run = await cli(['batch', dir], keyEnv())
+    expect(run.code, run.stderr).toBe(4)
+    expect(run.stdout).toMatch(/0 done, 0 skipped \(already done\), 2 failed/)
   })
 })

@@ -1,9 +1,9 @@
 /**
  * @module
  * `cutout batch DIR`: the folder's images whose output does not exist yet are uploaded, queued as
- * one batch per 100 (POST /v1/batches: atomic, fair-scheduled), and written as each job ends.
- * Resumable: a second run skips every file already done, and an interrupted one leaves no
- * half-written output (writes go through a temporary name).
+ * one batch per 100 (POST /v1/batches: atomic, fair-scheduled), and written as each job ends; one
+ * batch is finished before the next is uploaded. Resumable: a second run skips every file already
+ * done, and an interrupted one leaves no half-written output (writes go through a temporary name).
  */
 import { join } from 'node:path'
 import type { Batch, Cutout, Job } from '@cutout/sdk'
@@ -24,7 +24,6 @@ interface Item {
   file: string
   out: string
   uploadId?: string
-  jobId?: string
 }
 
 async function uploadAll(cutout: Cutout, items: Item[], concurrency: number, failed: (i: Item, e: unknown) => void) {
@@ -37,23 +36,18 @@ async function uploadAll(cutout: Cutout, items: Item[], concurrency: number, fai
   })
 }
 
-/** Polls the batches until each is complete, handing every job to `onEnded` once. */
-async function follow(cutout: Cutout, batches: Batch[], onEnded: (job: Job) => Promise<void>) {
+/** Polls the batch until it is complete, handing every job to `onEnded` once. */
+async function follow(cutout: Cutout, batch: Batch, onEnded: (job: Job) => Promise<void>) {
   const seen = new Set<string>()
-  let pending = batches.map((b) => b.id)
-  while (pending.length) {
+  for (;;) {
     await new Promise((r) => setTimeout(r, POLL_MS))
-    const next: string[] = []
-    for (const id of pending) {
-      const batch = await cutout.getBatch(id)
-      for (const job of batch.jobs) {
-        if (seen.has(job.id) || !['succeeded', 'failed', 'canceled'].includes(job.status)) continue
-        seen.add(job.id)
-        await onEnded(job)
-      }
-      if (batch.status !== 'complete') next.push(id)
+    const current = await cutout.getBatch(batch.id)
+    for (const job of current.jobs) {
+      if (seen.has(job.id) || !['succeeded', 'failed', 'canceled'].includes(job.status)) continue
+      seen.add(job.id)
+      await onEnded(job)
     }
-    pending = next
+    if (current.status === 'complete') return
   }
 }
 
@@ -70,50 +64,78 @@ export async function batch(dir: string, options: RemoveOptions): Promise<number
   }
   if (todo.length) await run(todo, options, out, outcomes, files.length)
   const count = (s: FileOutcome['status']) => outcomes.filter((o) => o.status === s).length
+  const notStarted = count('not-started')
   out.result(
     { dir, out: outDir, files: outcomes },
-    `${count('done')} done, ${count('skipped')} skipped (already done), ${count('failed')} failed`,
+    `${count('done')} done, ${count('skipped')} skipped (already done), ${count('failed')} failed` +
+      (notStarted ? `, ${notStarted} not started (run again to resume)` : ''),
   )
   return worstExit(outcomes)
 }
 
+/**
+ * One batch of at most 100 at a time: upload, create, follow, download, then the next. So a run
+ * that stops (no credits, the API unreachable) has written every result it paid for, and a second
+ * run resumes where it stopped. Files never started are reported as such.
+ */
 async function run(todo: Item[], options: RemoveOptions, out: Output, outcomes: FileOutcome[], total: number) {
   const cutout = await authedClient(options, (line) => out.info(line))
   const progress: Progress = createProgress(total, total - todo.length)
+  const ended = new Set<Item>()
   const fail = (item: Item, err: unknown) => {
+    ended.add(item)
     outcomes.push({ file: item.file, status: 'failed', error: describe(err), exitCode: exitCodeFor(err) })
     progress.tick(`${item.file}: failed: ${describe(err)}`)
   }
   try {
-    await uploadAll(cutout, todo, options.concurrency, fail)
-    const ready = todo.filter((i) => i.uploadId)
-    const batches: Batch[] = []
-    for (let start = 0; start < ready.length; start += BATCH_SIZE) {
-      const chunk = ready.slice(start, start + BATCH_SIZE)
-      const created = await cutout.createBatch(
-        chunk.map((i) => i.uploadId!),
-        { quality: options.quality, output: options.output },
-      )
-      // The API keeps the jobs in the order of uploadIds.
-      created.jobs.forEach((job, index) => {
-        chunk[index].jobId = job.id
-      })
-      batches.push(created)
-    }
-    const byJob = new Map(ready.map((i) => [i.jobId, i]))
-    await follow(cutout, batches, async (job) => {
-      const item = byJob.get(job.id)
-      if (!item) return
+    for (let start = 0; start < todo.length; start += BATCH_SIZE) {
+      const chunk = todo.slice(start, start + BATCH_SIZE)
       try {
-        if (job.status !== 'succeeded') throw new JobFailedError(job)
-        await writeAtomically(item.out, (await cutout.downloadResult(job)).bytes)
-        outcomes.push({ file: item.file, status: 'done', out: item.out, jobId: job.id })
-        progress.tick(`${item.file} → ${item.out}`)
+        await runChunk(cutout, chunk, options, progress, outcomes, ended, fail)
       } catch (err) {
-        fail(item, err)
+        // The batch could not be created or followed: its unfinished files failed with the reason,
+        // and the rest are left for the next run.
+        for (const item of chunk) if (!ended.has(item)) fail(item, err)
+        for (const item of todo.slice(start + BATCH_SIZE)) {
+          outcomes.push({ file: item.file, status: 'not-started' })
+        }
+        return
       }
-    })
+    }
   } finally {
     progress.stop()
   }
+}
+
+async function runChunk(
+  cutout: Cutout,
+  chunk: Item[],
+  options: RemoveOptions,
+  progress: Progress,
+  outcomes: FileOutcome[],
+  ended: Set<Item>,
+  fail: (item: Item, err: unknown) => void,
+) {
+  await uploadAll(cutout, chunk, options.concurrency, fail)
+  const ready = chunk.filter((i) => i.uploadId)
+  if (!ready.length) return
+  const created = await cutout.createBatch(
+    ready.map((i) => i.uploadId!),
+    { quality: options.quality, output: options.output },
+  )
+  // The API keeps the jobs in the order of uploadIds.
+  const byJob = new Map(created.jobs.map((job, index) => [job.id, ready[index]]))
+  await follow(cutout, created, async (job) => {
+    const item = byJob.get(job.id)
+    if (!item) return
+    try {
+      if (job.status !== 'succeeded') throw new JobFailedError(job)
+      await writeAtomically(item.out, (await cutout.downloadResult(job)).bytes)
+      ended.add(item)
+      outcomes.push({ file: item.file, status: 'done', out: item.out, jobId: job.id })
+      progress.tick(`${item.file} → ${item.out}`)
+    } catch (err) {
+      fail(item, err)
+    }
+  })
 }

@@ -22,7 +22,8 @@ export interface RemoveOptions extends GlobalOptions {
 
 export interface FileOutcome {
   file: string
-  status: 'done' | 'skipped' | 'failed'
+  /** `not-started`: `batch` stopped (e.g. out of credits) before this file's turn. */
+  status: 'done' | 'skipped' | 'failed' | 'not-started'
   out?: string
   jobId?: string
   error?: string
