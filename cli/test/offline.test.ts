@@ -1,7 +1,8 @@
 /**
  * The built CLI against a stand-in API (cli/test/fake-api.ts) for what the real stack cannot be
  * made to show on demand: a stored session never goes to another API than its own; `batch` over
- * more than 100 images finishes each batch before the next and still reports when one fails.
+ * more than 100 images finishes each batch before the next and still reports when one fails;
+ * inputs whose outputs would collide are refused before anything is uploaded.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -122,5 +123,63 @@ describe('batch over more than 100 images', () => {
     const run = await cli(['batch', dir], keyEnv())
     expect(run.code, run.stderr).toBe(4)
     expect(run.stdout).toMatch(/0 done, 0 skipped \(already done\), 2 failed/)
+  })
+})
+
+describe('output names', () => {
+  /** Files (PNG bytes, any name) in a fresh folder; returns their paths. */
+  function files(...names: string[]): string[] {
+    const dir = mkdtempSync(join(work, 'names-'))
+    return names.map((name) => {
+      const path = join(dir, name)
+      mkdirSync(join(path, '..'), { recursive: true })
+      writeFileSync(path, PNG)
+      return path
+    })
+  }
+
+  it('remove refuses inputs that would write the same output (exit 2), naming both, uploading nothing', async () => {
+    const [jpg, png] = files('shoe.jpg', 'shoe.png')
+    const run = await cli(['remove', jpg, png], keyEnv())
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain(`${jpg} and ${png} would both be written to ${join(jpg, '..', 'shoe-cutout.png')}`)
+    expect(home.seen).toEqual([])
+  })
+
+  it('remove refuses the same name from two folders into one --out', async () => {
+    const [a, b] = files('a/x.jpg', 'b/x.jpg')
+    const out = join(a, '..', '..', 'out')
+    const run = await cli(['remove', a, b, '--out', out, '--output', 'mask'], keyEnv())
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain(`${a} and ${b} would both be written to ${join(out, 'x-mask.png')}`)
+    expect(home.seen).toEqual([])
+  })
+
+  it('remove refuses an output that would overwrite another input', async () => {
+    const [photo, earlier] = files('a.png', 'a-cutout.png')
+    const run = await cli(['remove', photo, earlier], keyEnv())
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain(`the output of ${photo} would overwrite the input ${earlier}`)
+    expect(home.seen).toEqual([])
+  })
+
+  it('batch refuses a folder with shoe.jpg and shoe.png before uploading anything', async () => {
+    const [jpg, png] = files('shoe.jpg', 'shoe.png')
+    const dir = join(jpg, '..')
+    const run = await cli(['batch', dir], keyEnv())
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain(
+      `${jpg} and ${png} would both be written to ${join(dir, 'cutouts', 'shoe-cutout.png')}`,
+    )
+    expect(home.seen).toEqual([])
+  })
+
+  it('a file named like an output is processed when named explicitly (a folder scan skips it)', async () => {
+    const [named] = files('shoe-cutout.png')
+    const run = await cli(['remove', named], keyEnv())
+    expect(run.code, run.stderr).toBe(0)
+    expect(existsSync(join(named, '..', 'shoe-cutout-cutout.png'))).toBe(true)
+    const scan = await cli(['batch', join(named, '..'), '--json'], keyEnv())
+    expect(JSON.parse(scan.stdout).files).toEqual([])
   })
 })

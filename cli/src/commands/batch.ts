@@ -11,7 +11,7 @@ import { JobFailedError } from '@cutout/sdk'
 import { readImageFile } from '@cutout/sdk/node'
 import { authedClient, Output } from '../context.js'
 import { describe, exitCodeFor } from '../exit.js'
-import { exists, listImages, outputName, pool } from '../files.js'
+import { checkOutputs, exists, listImages, outputName, pool } from '../files.js'
 import { createProgress, type Progress } from '../progress.js'
 import { type FileOutcome, type RemoveOptions, worstExit, writeAtomically } from './remove.js'
 
@@ -56,6 +56,7 @@ export async function batch(dir: string, options: RemoveOptions): Promise<number
   const outDir = options.out ?? join(dir, 'cutouts')
   const files = await listImages(dir)
   const items: Item[] = files.map((file) => ({ file, out: join(outDir, outputName(file, options.output)) }))
+  checkOutputs(items)
   const outcomes: FileOutcome[] = []
   const todo: Item[] = []
   for (const item of items) {

@@ -2,7 +2,8 @@
  * @module
  * `cutout remove FILE…`: each file in one SDK call (upload → removal → wait → download), a few at
  * a time, written as `<name>-cutout.png` (or `-mask.png`) in `--out` or beside the input. Every
- * input is checked before anything is uploaded, so a typo costs no credit.
+ * input is checked before anything is uploaded, so a typo costs no credit, and so are the output
+ * names: two inputs that would write the same output (`shoe.jpg`, `shoe.png`) are refused.
  */
 import { mkdir, rename, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
@@ -10,7 +11,7 @@ import type { Cutout, RemovalOptions } from '@cutout/sdk'
 import { readImageFile } from '@cutout/sdk/node'
 import { authedClient, type GlobalOptions, Output } from '../context.js'
 import { describe, EXIT, exitCodeFor, type ExitCode } from '../exit.js'
-import { checkInput, outputName, pool } from '../files.js'
+import { checkInput, checkOutputs, outputName, pool, uniqueFiles } from '../files.js'
 import { createProgress } from '../progress.js'
 
 export interface RemoveOptions extends GlobalOptions {
@@ -38,8 +39,11 @@ export async function writeAtomically(path: string, bytes: Uint8Array): Promise<
   await rename(temporary, path)
 }
 
+const outputPath = (file: string, options: RemoveOptions) =>
+  join(options.out ?? dirname(file), outputName(file, options.output))
+
 async function removeOne(cutout: Cutout, file: string, options: RemoveOptions): Promise<FileOutcome> {
-  const out = join(options.out ?? dirname(file), outputName(file, options.output))
+  const out = outputPath(file, options)
   const { job, bytes } = await cutout.removeBackground(await readImageFile(file), {
     quality: options.quality,
     output: options.output,
@@ -53,9 +57,11 @@ export function worstExit(outcomes: FileOutcome[]): ExitCode {
   return outcomes.reduce<ExitCode>((worst, o) => (o.exitCode && o.exitCode > worst ? o.exitCode : worst), EXIT.ok)
 }
 
-export async function remove(files: string[], options: RemoveOptions): Promise<ExitCode> {
+export async function remove(named: string[], options: RemoveOptions): Promise<ExitCode> {
   const out = new Output(!!options.json)
+  const files = uniqueFiles(named)
   for (const file of files) await checkInput(file)
+  checkOutputs(files.map((file) => ({ file, out: outputPath(file, options) })))
   const cutout = await authedClient(options, (line) => out.info(line))
   const progress = createProgress(files.length)
   const settled = await pool(files, options.concurrency, async (file) => {
