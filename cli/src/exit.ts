@@ -6,7 +6,8 @@
  * |---|---|
  * | 0 | everything worked (skipped, already-done files included) |
  * | 1 | usage: a bad argument or option, or a request the API refused as invalid |
- * | 2 | an input file is missing, unreadable, too large or not a supported image |
+ * | 2 | an input file is missing, unreadable, too large or not a supported image (also an image the |
+ * |   | API could not decode or found too small), or two inputs would write the same output |
  * | 3 | authentication: not signed in, a bad or revoked key, a missing scope |
  * | 4 | quota or rate: no credits left, or rate limited after the retries |
  * | 5 | the server is unreachable or unavailable, or a wait timed out |
@@ -25,6 +26,26 @@ export class CliError extends Error {
   ) {
     super(message)
   }
+}
+
+/**
+ * The API refused an input file's bytes while it was uploaded: the upload's PUT or complete
+ * answered 400 `invalid_input` (undecodable, smaller than 32×32, empty). That is the file's fault,
+ * exit 2, as 413 and 415 are; a 400 anywhere else (an option, a scope) stays a usage error.
+ */
+export class InputRefused extends CliError {
+  constructor(
+    readonly file: string,
+    readonly problem: CutoutProblem,
+  ) {
+    super(EXIT.input, describe(problem))
+  }
+}
+
+/** An upload's failure as the CLI reports it: a refused image becomes `InputRefused`. */
+export function uploadFailure(file: string, err: unknown): unknown {
+  const refused = err instanceof CutoutProblem && err.status === 400 && err.code === 'invalid_input'
+  return refused ? new InputRefused(file, err) : err
 }
 
 /** The exit code for any error a command throws. */

@@ -1,6 +1,7 @@
 /**
  * The built CLI (cli/dist/main.js, as `npx cutout` runs it) against the real local stack:
- * a resumable `batch` with progress, `remove` of a missing file, and `login` by device code
+ * a resumable `batch` with progress, `remove` of a missing file and of images the API refuses
+ * (exit 2, while a refused option stays exit 1), and `login` by device code
  * approved by an email-signed-in session, after which `usage` works on the stored session.
  */
 import {
@@ -16,6 +17,7 @@ import {
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { deflateSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type LocalStack, signInByEmail, startLocalStack } from '../../test/helpers/local-stack'
 import { cli } from './run-cli'
@@ -24,6 +26,38 @@ const FIXTURE = fileURLToPath(new URL('../../test/fixtures/astronaut.png', impor
 
 let stack: LocalStack
 let work: string
+
+/** A solid red RGBA PNG of `size`×`size`. */
+function png(size: number): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const length = Buffer.alloc(4)
+    length.writeUInt32BE(data.length)
+    const crc = Buffer.alloc(4)
+    crc.writeUInt32BE(crc32(Buffer.concat([Buffer.from(type), data])))
+    return Buffer.concat([length, Buffer.from(type), data, crc])
+  }
+  const header = Buffer.alloc(13)
+  header.writeUInt32BE(size, 0)
+  header.writeUInt32BE(size, 4)
+  header.set([8, 6, 0, 0, 0], 8)
+  const row = Buffer.concat([Buffer.from([0]), Buffer.alloc(size * 4, Buffer.from([255, 0, 0, 255]))])
+  const pixels = deflateSync(Buffer.concat(Array.from({ length: size }, () => row)))
+  return Buffer.concat([
+    Buffer.from('89504e470d0a1a0a', 'hex'),
+    chunk('IHDR', header),
+    chunk('IDAT', pixels),
+    chunk('IEND', Buffer.alloc(0)),
+  ])
+}
+
+function crc32(bytes: Buffer): number {
+  let crc = 0xffffffff
+  for (const byte of bytes) {
+    crc ^= byte
+    for (let k = 0; k < 8; k++) crc = crc & 1 ? (crc >>> 1) ^ 0xedb88320 : crc >>> 1
+  }
+  return (crc ^ 0xffffffff) >>> 0
+}
 
 const keyEnv = () => ({ CUTOUT_BASE_URL: stack.baseUrl, CUTOUT_API_KEY: stack.apiKey, XDG_CONFIG_HOME: work })
 
@@ -63,6 +97,25 @@ describe('cutout CLI against the local stack', () => {
     const run = await cli(['remove', join(work, 'missing.jpg')], keyEnv())
     expect(run.code).toBe(2)
     expect(run.stderr).toMatch(/cutout: cannot read .*missing\.jpg: no such file/)
+  })
+
+  it('remove of an image the API cannot decode or finds too small exits 2; a refused option exits 1', async () => {
+    const dir = join(work, 'refused')
+    mkdirSync(dir)
+    writeFileSync(join(dir, 'tiny.png'), png(16)) // under the 32×32 minimum
+    writeFileSync(join(dir, 'broken.png'), png(64).subarray(0, 60)) // a PNG signature, cut short
+    const run = await cli(['remove', join(dir, 'tiny.png'), join(dir, 'broken.png'), '--json'], keyEnv())
+    expect(run.code, run.stderr).toBe(2)
+    const { files } = JSON.parse(run.stdout) as { files: { status: string; exitCode: number; error: string }[] }
+    expect(files.map((f) => [f.status, f.exitCode])).toEqual([
+      ['failed', 2],
+      ['failed', 2],
+    ])
+    expect(files[0].error).toMatch(/^invalid_input: .*32/)
+
+    const option = await cli(['keys', 'create', '--scopes', 'no:such-scope'], keyEnv())
+    expect(option.code, option.stderr).toBe(1)
+    expect(option.stderr).toMatch(/invalid_input \(scopes/)
   })
 
   it('login by device code: approved in a signed-in session, then usage works on the stored session', async () => {

@@ -8,12 +8,11 @@
 import { join } from 'node:path'
 import type { Batch, Cutout, Job } from '@cutout/sdk'
 import { JobFailedError } from '@cutout/sdk'
-import { readImageFile } from '@cutout/sdk/node'
 import { authedClient, Output } from '../context.js'
 import { describe, exitCodeFor } from '../exit.js'
 import { checkOutputs, exists, listImages, outputName, pool } from '../files.js'
 import { createProgress, type Progress } from '../progress.js'
-import { type FileOutcome, type RemoveOptions, worstExit, writeAtomically } from './remove.js'
+import { type FileOutcome, type RemoveOptions, uploadFile, worstExit, writeAtomically } from './remove.js'
 
 /** The API's limit of uploads per batch. */
 const BATCH_SIZE = 100
@@ -29,7 +28,7 @@ interface Item {
 async function uploadAll(cutout: Cutout, items: Item[], concurrency: number, failed: (i: Item, e: unknown) => void) {
   await pool(items, concurrency, async (item) => {
     try {
-      item.uploadId = (await cutout.upload(await readImageFile(item.file))).id
+      item.uploadId = (await uploadFile(cutout, item.file)).id
     } catch (err) {
       failed(item, err)
     }

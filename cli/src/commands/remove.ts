@@ -7,10 +7,10 @@
  */
 import { mkdir, rename, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import type { Cutout, RemovalOptions } from '@cutout/sdk'
+import { type Cutout, jobProblem, type RemovalOptions, type Upload } from '@cutout/sdk'
 import { readImageFile } from '@cutout/sdk/node'
 import { authedClient, type GlobalOptions, Output } from '../context.js'
-import { describe, EXIT, exitCodeFor, type ExitCode } from '../exit.js'
+import { describe, EXIT, exitCodeFor, type ExitCode, uploadFailure } from '../exit.js'
 import { checkInput, checkOutputs, outputName, pool, uniqueFiles } from '../files.js'
 import { createProgress } from '../progress.js'
 
@@ -42,13 +42,25 @@ export async function writeAtomically(path: string, bytes: Uint8Array): Promise<
 const outputPath = (file: string, options: RemoveOptions) =>
   join(options.out ?? dirname(file), outputName(file, options.output))
 
+/** Uploads a file; the API refusing its bytes (undecodable, too small) ends as exit 2. */
+export async function uploadFile(cutout: Cutout, file: string): Promise<Upload> {
+  const image = await readImageFile(file)
+  try {
+    return await cutout.upload(image)
+  } catch (err) {
+    throw uploadFailure(file, err)
+  }
+}
+
+/** `removeBackground` in its steps, so that a refusal of the upload is told apart from the rest. */
 async function removeOne(cutout: Cutout, file: string, options: RemoveOptions): Promise<FileOutcome> {
   const out = outputPath(file, options)
-  const { job, bytes } = await cutout.removeBackground(await readImageFile(file), {
-    quality: options.quality,
-    output: options.output,
-  })
-  await writeAtomically(out, bytes)
+  const upload = await uploadFile(cutout, file)
+  const removal = { quality: options.quality, output: options.output }
+  const created = await cutout.createRemoval({ uploadId: upload.id }, removal, { wait: 8 })
+  const job = await cutout.waitForJob(created.id)
+  if (job.status !== 'succeeded') throw jobProblem(job)
+  await writeAtomically(out, (await cutout.downloadResult(job)).bytes)
   return { file, status: 'done', out, jobId: job.id }
 }
 
