@@ -63,11 +63,19 @@ export function exitCodeFor(err: unknown): ExitCode {
 /** One line for a person: the API's detail and request id (for support), or the error's message. */
 export function describe(err: unknown): string {
   if (err instanceof CutoutProblem) {
-    return `${err.code}${err.field ? ` (${err.field})` : ''}: ${err.detail}${err.requestId ? ` [request ${err.requestId}]` : ''}`
+    const again = err.retryAfter ? ` (try again in ${duration(err.retryAfter)})` : ''
+    return `${err.code}${err.field ? ` (${err.field})` : ''}: ${err.detail}${again}${err.requestId ? ` [request ${err.requestId}]` : ''}`
   }
   if (err instanceof Error) {
     const cause = err.cause instanceof Error ? `: ${err.cause.message}` : ''
     return `${err.message}${cause}`
   }
   return String(err)
+}
+
+/** Seconds for a person: `45 s`, `12 min`, `3 h`. */
+function duration(seconds: number): string {
+  if (seconds < 120) return `${seconds} s`
+  if (seconds < 7200) return `${Math.ceil(seconds / 60)} min`
+  return `${Math.ceil(seconds / 3600)} h`
 }

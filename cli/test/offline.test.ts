@@ -183,3 +183,21 @@ describe('output names', () => {
     expect(JSON.parse(scan.stdout).files).toEqual([])
   })
 })
+
+describe('rate limits', () => {
+  it('a 429 whose Retry-After is hours away is not waited for: exit 4 at once, saying when', async () => {
+    home.override = (req) =>
+      req.path === '/v1/usage'
+        ? {
+            ...problem(429, 'rate_limit_exceeded', { retryable: true }),
+            headers: { 'content-type': 'application/problem+json', 'retry-after': '7200' },
+          }
+        : undefined
+    const started = Date.now()
+    const run = await cli(['usage'], keyEnv())
+    expect(run.code).toBe(4)
+    expect(Date.now() - started).toBeLessThan(10_000)
+    expect(run.stderr).toMatch(/rate_limit_exceeded: .*\(try again in 2 h\)/)
+    expect(home.seen).toHaveLength(1)
+  })
+})

@@ -1,9 +1,12 @@
 /**
  * @module
- * Retries (SPEC.md §7): 429 always (the request was not processed) after `Retry-After`; 500, 502,
- * 503 and 504 and network failures only for idempotent requests (safe methods, or a POST carrying
- * an `Idempotency-Key`, which the API replays instead of doing twice). Without `Retry-After` the
- * wait is exponential backoff with full jitter, so many clients do not retry in step.
+ * Retries (SPEC.md §7): 429 (the request was not processed) after `Retry-After`, the full wait; 500,
+ * 502, 503 and 504 and network failures only for idempotent requests (safe methods, or a POST
+ * carrying an `Idempotency-Key`, which the API replays instead of doing twice). Never an answer
+ * whose problem body says `retryable: false` (e.g. a project's 21st refinement), and never one
+ * whose `Retry-After` is longer than `maxRetryAfterMs` (an allowance that resets in hours): those
+ * go back to the caller, as a `CutoutProblem` carrying `retryAfter`. Without `Retry-After` the wait
+ * is exponential backoff with full jitter, so many clients do not retry in step.
  */
 import { retryAfterSeconds } from './problem.js'
 
@@ -12,8 +15,13 @@ export interface RetryOptions {
   maxRetries?: number
   /** First backoff ceiling in ms (doubles per attempt). Default 500. */
   baseDelayMs?: number
-  /** Longest single wait in ms, `Retry-After` included. Default 30 000. */
+  /** Longest backoff wait in ms (`Retry-After` is not capped by it). Default 30 000. */
   maxDelayMs?: number
+  /**
+   * The longest `Retry-After` worth waiting for, in ms. Default 60 000: a per-minute rate window.
+   * A longer one (the daily anonymous allowance) is not waited for but returned to the caller.
+   */
+  maxRetryAfterMs?: number
   /** Told before each wait (for logs and progress lines). */
   onRetry?: (info: { attempt: number; delayMs: number; status?: number; error?: unknown }) => void
 }
@@ -46,13 +54,29 @@ export function sleep(ms: number, signal?: AbortSignal | null): Promise<void> {
   })
 }
 
+/** The `retryable` of a problem+json answer, read from a copy (the caller may still read it). */
+async function saysRetryable(res: Response): Promise<boolean | undefined> {
+  if (!/json/i.test(res.headers.get('content-type') ?? '')) return undefined
+  try {
+    const body = (await res.clone().json()) as { retryable?: unknown }
+    return typeof body?.retryable === 'boolean' ? body.retryable : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** The wait before the next attempt, or undefined when this outcome is final. */
-function nextDelay(request: Request, outcome: Response | unknown, attempt: number, o: Required<RetryOptions>) {
+async function nextDelay(
+  request: Request,
+  outcome: Response | unknown,
+  attempt: number,
+  o: Required<RetryOptions>,
+): Promise<number | undefined> {
   if (outcome instanceof Response) {
     const retryable = outcome.status === 429 || (RETRYABLE_5XX.has(outcome.status) && isIdempotent(request))
-    if (!retryable) return undefined
+    if (!retryable || (await saysRetryable(outcome)) === false) return undefined
     const after = retryAfterSeconds(outcome.headers)
-    if (after !== undefined) return Math.min(after * 1000, o.maxDelayMs)
+    if (after !== undefined) return after * 1000 > o.maxRetryAfterMs ? undefined : after * 1000
   } else if (!isIdempotent(request) || request.signal.aborted) {
     return undefined
   }
@@ -69,6 +93,7 @@ export async function withRetries(
     maxRetries: 4,
     baseDelayMs: 500,
     maxDelayMs: 30_000,
+    maxRetryAfterMs: 60_000,
     onRetry: () => {},
     ...options,
   }
@@ -79,7 +104,7 @@ export async function withRetries(
     } catch (err) {
       outcome = err
     }
-    const delay = attempt < o.maxRetries ? nextDelay(request, outcome, attempt, o) : undefined
+    const delay = attempt < o.maxRetries ? await nextDelay(request, outcome, attempt, o) : undefined
     if (delay === undefined) {
       if (outcome instanceof Response) return outcome
       throw outcome

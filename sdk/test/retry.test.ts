@@ -1,13 +1,14 @@
 /**
- * The transport's rules without a server: Retry-After honoured on 429, idempotent 5xx retried,
+ * The transport's rules without a server: Retry-After honoured on 429 (in full, unless longer than
+ * maxRetryAfterMs), `retryable: false` never retried, idempotent 5xx retried,
  * a POST without an idempotency key not, one Idempotency-Key per logical call across retries,
  * and a 401 turning into a session refresh (once, shared by concurrent calls).
  */
 import { Cutout, CutoutProblem, memorySession } from '@cutout/sdk'
 import { describe, expect, it } from 'vitest'
 
-const problem = (status: number, code: string, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify({ status, code, title: code, detail: code, retryable: true, requestId: 'r1' }), {
+const problem = (status: number, code: string, headers: Record<string, string> = {}, retryable = true) =>
+  new Response(JSON.stringify({ status, code, title: code, detail: code, retryable, requestId: 'r1' }), {
     status,
     headers: { 'content-type': 'application/problem+json', ...headers },
   })
@@ -34,6 +35,51 @@ describe('retries', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(950)
     expect(seen).toHaveLength(2)
     expect(seen[1].headers.get('authorization')).toBe('Bearer sk_live_x')
+  })
+
+  it('waits the whole Retry-After, however short maxDelayMs (which caps backoff only)', async () => {
+    const { fetch, seen } = fake([() => problem(429, 'rate_limit_exceeded', { 'retry-after': '1' })])
+    const cutout = new Cutout({ baseUrl: 'http://api.test', apiKey: 'k', fetch, retry: { maxDelayMs: 50 } })
+    const started = Date.now()
+    await cutout.usage()
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950)
+    expect(seen).toHaveLength(2)
+  })
+
+  it('never retries a problem that says retryable: false (a 429 for the 21st refinement)', async () => {
+    const { fetch, seen } = fake([() => problem(429, 'rate_limit_exceeded', {}, false)])
+    const cutout = new Cutout({ baseUrl: 'http://api.test', apiKey: 'k', fetch, retry: { baseDelayMs: 1 } })
+    const err = await cutout.usage().catch((e) => e)
+    expect(err).toMatchObject({ status: 429, code: 'rate_limit_exceeded', retryable: false })
+    expect(seen).toHaveLength(1)
+  })
+
+  it('hands a Retry-After longer than maxRetryAfterMs (default 60 s) to the caller at once', async () => {
+    const { fetch, seen } = fake([() => problem(429, 'rate_limit_exceeded', { 'retry-after': '3600' })])
+    const retries: unknown[] = []
+    const cutout = new Cutout({
+      baseUrl: 'http://api.test',
+      apiKey: 'k',
+      fetch,
+      retry: { maxRetries: 1, onRetry: (info) => retries.push(info) },
+    })
+    const started = Date.now()
+    const err = await cutout.usage().catch((e) => e)
+    expect(Date.now() - started).toBeLessThan(1000)
+    expect(err).toBeInstanceOf(CutoutProblem)
+    expect(err).toMatchObject({ status: 429, retryAfter: 3600 })
+    expect(seen).toHaveLength(1)
+    expect(retries).toEqual([])
+
+    const short = fake([() => problem(503, 'processor_unavailable', { 'retry-after': '2' })])
+    const bounded = new Cutout({
+      baseUrl: 'http://api.test',
+      apiKey: 'k',
+      fetch: short.fetch,
+      retry: { maxRetryAfterMs: 1000 },
+    })
+    expect(await bounded.usage().catch((e) => e)).toMatchObject({ status: 503, retryAfter: 2 })
+    expect(short.seen).toHaveLength(1)
   })
 
   it('retries a creation POST with the same Idempotency-Key, and never a plain POST', async () => {
