@@ -2,8 +2,10 @@
  * @module
  * `waitForJob`: follows GET /v1/jobs/{id}/events (which replays the job's events and ends when it
  * is terminal) and reads the job again at the end, because the stream only says that something
- * happened. When the stream cannot be opened or breaks off, it polls GET /v1/jobs/{id}, slowly
- * backing off, until the job ends or the time is up.
+ * happened. A stream that breaks off is reopened with `Last-Event-ID`, so it resumes after the last
+ * event seen (SPEC.md §6), up to `MAX_RECONNECTS` times in a row without a new event. When it
+ * cannot be opened or keeps breaking, the job is read again (the reconciliation §6 asks for after
+ * a gap) and then polled, slowly backing off, until the job ends or the time is up.
  */
 import type { Cutout, Job } from './client.js'
 import { CutoutProblem } from './problem.js'
@@ -23,15 +25,18 @@ export interface WaitOptions {
 const TERMINAL = new Set(['succeeded', 'failed', 'canceled'])
 export const isTerminal = (job: Job) => TERMINAL.has(job.status)
 
+/** Reopenings of a stream that broke off, in a row without a new event, before polling instead. */
+const MAX_RECONNECTS = 3
+
 export async function waitForJob(cutout: Cutout, id: string, options: WaitOptions = {}): Promise<Job> {
   const deadline = AbortSignal.timeout(options.timeoutMs ?? 600_000)
   const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline
   try {
-    let job = await cutout.getJob(id, signal)
-    if (isTerminal(job) || options.poll) return isTerminal(job) ? job : await poll(cutout, id, signal)
-    if (await followEvents(cutout, id, signal, options.onEvent)) {
-      job = await cutout.getJob(id, signal)
-      if (isTerminal(job)) return job
+    const job = await cutout.getJob(id, signal)
+    if (isTerminal(job)) return job
+    if (!options.poll) {
+      const ended = await followEvents(cutout, id, signal, options.onEvent)
+      if (ended) return ended
     }
     return await poll(cutout, id, signal)
   } catch (err) {
@@ -42,37 +47,61 @@ export async function waitForJob(cutout: Cutout, id: string, options: WaitOption
   }
 }
 
-/** Reads the stream to its end; false when it could not be used at all. */
+/**
+ * Follows the stream, reopening it after the last event id when it breaks off; after it ends (or
+ * cannot be used any more) reads the job. The job when that read finds it terminal, else undefined.
+ */
 async function followEvents(
   cutout: Cutout,
   id: string,
   signal: AbortSignal,
   onEvent: WaitOptions['onEvent'],
-): Promise<boolean> {
+): Promise<Job | undefined> {
+  let lastEventId: string | undefined
+  for (let failures = 0; failures <= MAX_RECONNECTS; ) {
+    if (failures) await sleep(500 * failures, signal)
+    const res = await openEvents(cutout, id, signal, lastEventId)
+    if (!res) break
+    const before = lastEventId
+    try {
+      for await (const event of readSse(res)) {
+        if (event.id) lastEventId = event.id
+        onEvent?.({ type: event.event, data: safeJson(event.data) })
+      }
+    } catch (err) {
+      if (signal.aborted) throw err
+      // Broken off: resume after the last event seen.
+      failures = lastEventId !== before ? 1 : failures + 1
+      continue
+    }
+    // The server ends the stream once the job is terminal; check, and resume if it is not yet.
+    const job = await cutout.getJob(id, signal)
+    if (isTerminal(job)) return job
+    failures = lastEventId !== before ? 1 : failures + 1
+  }
+  const job = await cutout.getJob(id, signal)
+  return isTerminal(job) ? job : undefined
+}
+
+/** The event stream's body, or undefined when it cannot be opened. */
+async function openEvents(
+  cutout: Cutout,
+  id: string,
+  signal: AbortSignal,
+  lastEventId: string | undefined,
+): Promise<ReadableStream<Uint8Array> | undefined> {
+  const headers: Record<string, string> = { accept: 'text/event-stream' }
+  if (lastEventId) headers['last-event-id'] = lastEventId
   let res: Response
   try {
-    const request = new Request(`${cutout.baseUrl}/v1/jobs/${id}/events`, {
-      headers: { accept: 'text/event-stream' },
-      signal,
-    })
-    res = await cutout.send(request)
+    res = await cutout.send(new Request(`${cutout.baseUrl}/v1/jobs/${id}/events`, { headers, signal }))
   } catch (err) {
     if (signal.aborted) throw err
-    return false
+    return undefined
   }
-  if (!res.ok || !res.body) {
-    await res.body?.cancel().catch(() => undefined)
-    return false
-  }
-  try {
-    for await (const event of readSse(res.body)) {
-      onEvent?.({ type: event.event, data: safeJson(event.data) })
-    }
-    return true
-  } catch (err) {
-    if (signal.aborted) throw err
-    return false // broken off: the poll takes over
-  }
+  if (res.ok && res.body) return res.body
+  await res.body?.cancel().catch(() => undefined)
+  return undefined
 }
 
 function safeJson(text: string): unknown {

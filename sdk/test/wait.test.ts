@@ -1,0 +1,85 @@
+/**
+ * `waitForJob` against a small event-stream server on 127.0.0.1: a stream that breaks off is
+ * resumed with `Last-Event-ID` (SPEC.md §6), `onEvent` hears every event once, and after a gap
+ * the job is read again with GET; reconnects are bounded.
+ */
+import { createServer, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Cutout } from '@cutout/sdk'
+import { afterEach, describe, expect, it } from 'vitest'
+
+const JOB = '11111111-1111-4111-8111-111111111111'
+
+interface Fake {
+  cutout: Cutout
+  /** The Last-Event-ID of each events request ('' when none). */
+  resumedFrom: string[]
+  jobReads: number
+}
+
+let server: Server | undefined
+afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())))
+
+/** `stream(n, res, fake)` answers the n-th events request (0-based); `status()` is the job's. */
+async function start(stream: (n: number, res: ServerResponse) => void, status: () => string): Promise<Fake> {
+  const fake = { resumedFrom: [] as string[], jobReads: 0 } as Fake
+  server = createServer((req, res) => {
+    if (req.url === `/v1/jobs/${JOB}/events`) {
+      fake.resumedFrom.push(String(req.headers['last-event-id'] ?? ''))
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+      res.flushHeaders()
+      return stream(fake.resumedFrom.length - 1, res)
+    }
+    if (req.url === `/v1/jobs/${JOB}`) {
+      fake.jobReads++
+      res.writeHead(200, { 'content-type': 'application/json' })
+      return res.end(JSON.stringify({ id: JOB, status: status(), stage: 'queued', createdAt: '', updatedAt: '' }))
+    }
+    res.writeHead(404).end()
+  })
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+  const baseUrl = `http://127.0.0.1:${(server!.address() as AddressInfo).port}`
+  fake.cutout = new Cutout({ baseUrl, apiKey: 'k', retry: { baseDelayMs: 1 } })
+  return fake
+}
+
+const event = (id: string, type: string, status: string) =>
+  `id: ${id}\nevent: ${type}\ndata: ${JSON.stringify({ id, type, data: { jobId: JOB, status } })}\n\n`
+
+/** Writes, then breaks the connection off (no clean end of the chunked body). */
+const breakOff = (res: ServerResponse, text = '') => {
+  if (text) res.write(text)
+  setTimeout(() => res.socket?.destroy(), 50)
+}
+
+describe('waitForJob over a stream that breaks off', () => {
+  it('reconnects with Last-Event-ID and keeps telling onEvent, then reads the job once', async () => {
+    let status = 'processing'
+    const fake = await start(
+      (n, res) => {
+        if (n === 0) return breakOff(res, event('e1', 'image.job.progress.v1', 'processing'))
+        status = 'succeeded'
+        res.end(event('e2', 'image.job.completed.v1', 'succeeded'))
+      },
+      () => status,
+    )
+    const seen: string[] = []
+    const job = await fake.cutout.waitForJob(JOB, { timeoutMs: 8000, onEvent: (e) => seen.push(e.type) })
+    expect(job.status).toBe('succeeded')
+    expect(seen).toEqual(['image.job.progress.v1', 'image.job.completed.v1'])
+    expect(fake.resumedFrom).toEqual(['', 'e1'])
+    expect(fake.jobReads).toBe(2) // before the stream, and once after it ended
+  })
+
+  it('gives up on a stream that keeps breaking after a few tries and reconciles with GET', async () => {
+    let reads = 0
+    const fake = await start(
+      (_, res) => breakOff(res),
+      () => (++reads >= 3 ? 'succeeded' : 'processing'),
+    )
+    const job = await fake.cutout.waitForJob(JOB, { timeoutMs: 15_000 })
+    expect(job.status).toBe('succeeded')
+    expect(fake.resumedFrom.length).toBeGreaterThan(1)
+    expect(fake.resumedFrom.length).toBeLessThanOrEqual(4)
+  })
+})
