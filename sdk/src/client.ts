@@ -35,8 +35,23 @@ export interface CutoutOptions {
   fetch?: (request: Request) => Promise<Response>
 }
 
-/** Creation POSTs that the API makes idempotent with `Idempotency-Key` (SPEC.md §4). */
-const IDEMPOTENT_CREATES = new Set(['/v1/removals', '/v1/batches', '/v1/virtual-try-ons'])
+/**
+ * Creation POSTs that the API makes idempotent with `Idempotency-Key` (SPEC.md §4; optional for
+ * catalog images, which then replay instead of charging twice), so a 5xx or a network error is
+ * retried.
+ */
+const IDEMPOTENT_CREATES = new Set(['/v1/removals', '/v1/batches', '/v1/virtual-try-ons', '/v1/catalog-images'])
+
+/** The media types POST /v1/uploads accepts (the API refuses any other with 400). */
+const UPLOAD_TYPES = new Set<string>([
+  'application/octet-stream',
+  'image/jpeg',
+  'image/png',
+  'image/webp',
+  'image/avif',
+  'image/heic',
+  'image/heif',
+])
 
 /** The defaults of the removal options; anything given replaces them. */
 export const DEFAULT_OPTIONS: RemovalOptions = {
@@ -135,10 +150,16 @@ export class Cutout {
     return this.#retry === false ? this.#fetch(request) : withRetries(request, this.#fetch, this.#retry)
   }
 
-  /** file/bytes → POST /v1/uploads → PUT the content → complete: the ready upload, verified. */
+  /**
+   * file/bytes → POST /v1/uploads → PUT the content → complete: the ready upload, verified. The type
+   * declared (`contentType`, else the Blob's) is sent when the API lists it; any other (a browser's
+   * `image/jpg`, none at all) is replaced by the type the bytes' signature shows, or
+   * `application/octet-stream`, which the API sniffs itself.
+   */
   async upload(input: ImageInput, options: { contentType?: string; signal?: AbortSignal } = {}): Promise<Upload> {
     const blob = await toBlob(input)
-    const contentType = options.contentType ?? (blob.type || (await sniffImageType(blob)))
+    const declared = (options.contentType ?? blob.type).split(';')[0].trim().toLowerCase()
+    const contentType = UPLOAD_TYPES.has(declared) ? declared : await sniffImageType(blob)
     const created = await unwrap(
       this.api.POST('/v1/uploads', {
         body: { contentType: contentType as Schemas['UploadRequest']['contentType'] },
@@ -147,7 +168,7 @@ export class Cutout {
     )
     const put = await this.#followUrl(created.uploadUrl, {
       method: 'PUT',
-      headers: { 'content-type': contentType },
+      headers: created.uploadHeaders ?? { 'content-type': contentType },
       body: blob,
       signal: options.signal,
     })

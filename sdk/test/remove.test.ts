@@ -1,6 +1,7 @@
 /**
  * The SDK against the real local stack (`npm start`, the real model): a fixture's background
- * removed in one call, and a bad option as a typed `CutoutProblem`.
+ * removed in one call, a Blob with a media type the API does not list uploaded, and a bad option
+ * as a typed `CutoutProblem`.
  */
 import { readFileSync } from 'node:fs'
 import { Cutout, CutoutProblem, type RemovalOptions } from '@cutout/sdk'
@@ -40,6 +41,11 @@ describe('@cutout/sdk against the local stack', () => {
   it('takes plain bytes too (mask output)', async () => {
     const { bytes } = await cutout.removeBackground(new Uint8Array(readFileSync(FIXTURE)), { output: 'mask' })
     expect(pngHeader(bytes)).toMatchObject({ width: 512, height: 512 })
+  })
+
+  it('uploads a Blob typed as a browser may (image/jpg, not a type the API lists)', async () => {
+    const upload = await cutout.upload(new Blob([readFileSync(FIXTURE)], { type: 'image/jpg' }))
+    expect(upload).toMatchObject({ status: 'ready', mimeType: 'image/png', width: 512, height: 512 })
   })
 
   it('throws a typed CutoutProblem for a bad option', async () => {

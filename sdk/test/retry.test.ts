@@ -12,6 +12,7 @@ const problem = (status: number, code: string, headers: Record<string, string> =
     status,
     headers: { 'content-type': 'application/problem+json', ...headers },
   })
+const PNG_BYTES = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13])
 const ok = (body: unknown) => new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } })
 
 function fake(answers: Array<(req: Request) => Response>) {
@@ -96,6 +97,64 @@ describe('retries', () => {
     expect(err).toBeInstanceOf(CutoutProblem)
     expect(err).toMatchObject({ status: 503, code: 'processor_unavailable', requestId: 'r1' })
     expect(once.seen).toHaveLength(1)
+  })
+})
+
+describe('creation POSTs and uploads', () => {
+  it('retries a catalog image POST (multipart) with one Idempotency-Key', async () => {
+    const bodies: string[] = []
+    const { fetch, seen } = fake([
+      () => problem(503, 'processor_unavailable'),
+      () => new Response(new Uint8Array([0x89]), { status: 201, headers: { 'content-type': 'image/png' } }),
+    ])
+    const record = async (req: Request) => {
+      bodies.push(await req.clone().text())
+      return fetch(req)
+    }
+    const cutout = new Cutout({ baseUrl: 'http://api.test', apiKey: 'k', fetch: record, retry: { baseDelayMs: 1 } })
+    const form = new FormData()
+    form.append('references', new Blob([new Uint8Array([1, 2, 3])], { type: 'image/png' }), 'front.png')
+    const res = await cutout.send(new Request('http://api.test/v1/catalog-images', { method: 'POST', body: form }))
+    expect(res.status).toBe(201)
+    const keys = seen.map((r) => r.headers.get('idempotency-key'))
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/)
+    expect(keys).toEqual([keys[0], keys[0]])
+    expect(bodies[1]).toBe(bodies[0])
+  })
+
+  it.each([
+    ['image/jpg', PNG_BYTES, 'image/png'],
+    ['', PNG_BYTES, 'image/png'],
+    ['image/x-unknown', new Uint8Array([1, 2, 3, 4]), 'application/octet-stream'],
+    ['image/webp', PNG_BYTES, 'image/webp'],
+  ])('upload of a Blob typed %j sends POST /v1/uploads a type the API lists', async (type, bytes, expected) => {
+    const listed = [
+      'application/octet-stream',
+      'image/jpeg',
+      'image/png',
+      'image/webp',
+      'image/avif',
+      'image/heic',
+      'image/heif',
+    ]
+    const sent: { contentType?: string; put?: string | null } = {}
+    const fetch = async (req: Request) => {
+      const path = new URL(req.url).pathname
+      if (path === '/v1/uploads') {
+        sent.contentType = ((await req.json()) as { contentType: string }).contentType
+        if (!listed.includes(sent.contentType)) return problem(400, 'invalid_input', {}, false)
+        return ok({ id: 'u1', status: 'pending', expiresAt: '', uploadUrl: '/v1/uploads/u1/content' })
+      }
+      if (path === '/v1/uploads/u1/content') {
+        sent.put = req.headers.get('content-type')
+        return new Response(null, { status: 204 })
+      }
+      return ok({ id: 'u1', status: 'ready', expiresAt: '', uploadUrl: '' })
+    }
+    const cutout = new Cutout({ baseUrl: 'http://api.test', apiKey: 'k', fetch })
+    const upload = await cutout.upload(new Blob([bytes], { type }))
+    expect(upload.status).toBe('ready')
+    expect(sent).toEqual({ contentType: expected, put: expected })
   })
 })
 
