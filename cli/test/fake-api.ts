@@ -65,6 +65,7 @@ export async function startFakeApi(): Promise<FakeApi> {
     if (req.method === 'GET' && req.path === '/v1/usage') {
       return { status: 200, body: { kind: 'workspace', limit: 50, available: 50, held: 0, used: 0 } }
     }
+    if (req.method === 'POST' && req.path === '/v1/auth/logout') return { status: 204 }
     if (req.method === 'POST' && req.path === '/v1/auth/refresh') {
       return {
         status: 200,

@@ -87,6 +87,44 @@ describe('a stored session and the base URL', () => {
   })
 })
 
+describe('login over a session for another API', () => {
+  it('ends the replaced session at its own API, then keeps only the new one', async () => {
+    const { config, file } = sessionFor(home.baseUrl)
+    other.override = (req) => {
+      if (req.path === '/v1/device-authorizations') {
+        const body = {
+          deviceCode: 'dc',
+          userCode: 'ABCD-EFGH',
+          verificationUri: `${other.baseUrl}/device`,
+          interval: 0,
+        }
+        return {
+          status: 201,
+          body: { ...body, verificationUriComplete: `${body.verificationUri}?user_code=ABCD-EFGH`, expiresIn: 600 },
+        }
+      }
+      if (req.path === '/v1/device-authorizations/token') {
+        return {
+          status: 200,
+          body: { accessToken: 'at_other', refreshToken: 'rt_other', tokenType: 'Bearer', expiresIn: 3600 },
+        }
+      }
+      return undefined
+    }
+    try {
+      const run = await cli(['--base-url', other.baseUrl, 'login'], { XDG_CONFIG_HOME: config })
+      expect(run.code, run.stderr).toBe(0)
+      expect(home.seen.map((r) => `${r.method} ${r.path} ${r.body}`)).toEqual([
+        'POST /v1/auth/logout {"refreshToken":"rt_home"}',
+      ])
+      expect(run.stderr).toContain(`Signed out of ${home.baseUrl}`)
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ refreshToken: 'rt_other', baseUrl: other.baseUrl })
+    } finally {
+      other.override = undefined
+    }
+  })
+})
+
 describe('batch over more than 100 images', () => {
   it('follows and downloads each batch before creating the next; a 402 on the second still reports the first', async () => {
     const dir = photos(101)

@@ -5,8 +5,8 @@
  * when the access token has expired.
  */
 import { hostname } from 'node:os'
-import { deviceLogin } from '@cutout/sdk'
-import { removeSessionFile, writeSessionFile } from '@cutout/sdk/node'
+import { Cutout, deviceLogin } from '@cutout/sdk'
+import { readSessionFile, removeSessionFile, writeSessionFile } from '@cutout/sdk/node'
 import {
   anonymousClient,
   type GlobalOptions,
@@ -29,6 +29,14 @@ export async function login(options: GlobalOptions): Promise<void> {
     },
   })
   const path = sessionPath()
+  // The file holds one session: the one it replaces is ended at its own API, not left valid there.
+  const replaced = await readSessionFile(path)
+  if (replaced) {
+    await new Cutout({ baseUrl: replaced.baseUrl })
+      .signOut(replaced.refreshToken)
+      .then(() => out.info(`Signed out of ${replaced.baseUrl} (one session is kept at a time)`))
+      .catch((err) => out.info(`could not revoke the session at ${replaced.baseUrl}: ${err}`))
+  }
   await writeSessionFile(path, { ...session, baseUrl: cutout.baseUrl })
   out.result({ signedIn: true, baseUrl: cutout.baseUrl, sessionFile: path }, `Signed in to ${cutout.baseUrl}`)
 }
