@@ -99,6 +99,25 @@ describe('POST /v1/catalog-images', () => {
         'invalid_input',
         'height',
       ],
+      // DESIGN.md §3: steps 1–100.
+      [
+        [
+          ['references', coffee],
+          ['steps', '0'],
+        ],
+        400,
+        'invalid_input',
+        'steps',
+      ],
+      [
+        [
+          ['references', coffee],
+          ['steps', '101'],
+        ],
+        400,
+        'invalid_input',
+        'steps',
+      ],
       [
         [
           ['references', coffee],
