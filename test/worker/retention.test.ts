@@ -219,6 +219,9 @@ describe('the retention sweep', () => {
       expect(await count('sessions', 'user_id = ?', kept.user.id)).toBe(1)
       expect((await api('/v1/usage', { key: kept.accessToken })).status).toBe(200)
       await expectProblem(await post(other), 409, 'idempotency_conflict', 'Idempotency-Key')
+      // 23 hours on: the key is still held (SPEC.md §4: retained at least 24 hours).
+      await cronAt(23 * HOUR)
+      await expectProblem(await post(other), 409, 'idempotency_conflict', 'Idempotency-Key')
 
       // 31 days on: refresh tokens expired, so the session goes with them; the device code a day
       // past its expiry and the idempotency record past its 24 hours are gone too.
