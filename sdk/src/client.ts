@@ -42,8 +42,13 @@ export interface CutoutOptions {
  */
 const IDEMPOTENT_CREATES = new Set(['/v1/removals', '/v1/batches', '/v1/virtual-try-ons', '/v1/catalog-images'])
 
-/** The media types POST /v1/uploads accepts (the API refuses any other with 400). */
-const UPLOAD_TYPES = new Set<string>([
+type UploadType = NonNullable<components['schemas']['UploadRequest']['contentType']>
+/**
+ * The media types POST /v1/uploads accepts (the API refuses any other with 400). A runtime copy of
+ * the contract's list, held to it by the compiler: `satisfies` refuses a type the API does not
+ * list, and `_AllUploadTypes` one the API lists that is missing here.
+ */
+const UPLOAD_TYPE_LIST = [
   'application/octet-stream',
   'image/jpeg',
   'image/png',
@@ -51,7 +56,10 @@ const UPLOAD_TYPES = new Set<string>([
   'image/avif',
   'image/heic',
   'image/heif',
-])
+] as const satisfies readonly UploadType[]
+type Holds<T extends true> = T
+type _AllUploadTypes = Holds<Exclude<UploadType, (typeof UPLOAD_TYPE_LIST)[number]> extends never ? true : false>
+const UPLOAD_TYPES: ReadonlySet<string> = new Set<string>(UPLOAD_TYPE_LIST)
 
 /** The defaults of the removal options; anything given replaces them. */
 export const DEFAULT_OPTIONS: RemovalOptions = {

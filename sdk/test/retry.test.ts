@@ -6,6 +6,7 @@
  */
 import { Cutout, CutoutProblem, memorySession } from '@cutout/sdk'
 import { describe, expect, it } from 'vitest'
+import { UPLOAD_CONTENT_TYPES } from '../../src/schemas/upload'
 
 const problem = (status: number, code: string, headers: Record<string, string> = {}, retryable = true) =>
   new Response(JSON.stringify({ status, code, title: code, detail: code, retryable, requestId: 'r1' }), {
@@ -128,15 +129,7 @@ describe('creation POSTs and uploads', () => {
     ['image/x-unknown', new Uint8Array([1, 2, 3, 4]), 'application/octet-stream'],
     ['image/webp', PNG_BYTES, 'image/webp'],
   ])('upload of a Blob typed %j sends POST /v1/uploads a type the API lists', async (type, bytes, expected) => {
-    const listed = [
-      'application/octet-stream',
-      'image/jpeg',
-      'image/png',
-      'image/webp',
-      'image/avif',
-      'image/heic',
-      'image/heif',
-    ]
+    const listed: readonly string[] = UPLOAD_CONTENT_TYPES
     const sent: { contentType?: string; put?: string | null } = {}
     const fetch = async (req: Request) => {
       const path = new URL(req.url).pathname
