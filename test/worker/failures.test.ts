@@ -137,18 +137,26 @@ describe('when the inference server is frozen (connections accepted, nothing ans
     expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 3 })
   })
 
-  it('a job whose server froze during its call fails with the call deadline as its cause', async () => {
+  /**
+   * A removal (3 credits) whose server freezes once the call reaches it, with a call deadline of
+   * 1 s + 1 ms per megapixel (the 0.26 MP photo counts as one): 1001 ms. Resolves once the call is
+   * in, with readiness checks shortened: from then on they hang too, and should give up sooner.
+   */
+  async function removalFrozenMidCall() {
     const { key } = await seedWorkspace({ credits: 3 })
     const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
-    // 1 s + 1 ms per megapixel (the 0.26 MP photo counts as one): 1001 ms for this call.
     setBindings({ INFERENCE_DEADLINE_BASE_MS: '1000', INFERENCE_DEADLINE_PER_MP_MS: '1' })
     await setInferenceMode('freeze-on-remove')
     const res = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })
     expect(res.status).toBe(202)
     const job = (await res.json()) as { id: string }
-    // Frozen from the call on, so every retry's readiness check hangs too: let those give up sooner.
     await waitFor(async () => (await inferenceStats()).removeCalls >= 1, 'the call to reach the server')
     setBindings({ INFERENCE_READY_TIMEOUT_MS: '500' })
+    return { key, job }
+  }
+
+  it('a job whose server froze during its call fails with the call deadline as its cause', async () => {
+    const { key, job } = await removalFrozenMidCall()
     const final = await waitForStatus(key, job.id, TERMINAL)
     expect(final).toMatchObject({ status: 'failed', error: { code: 'processor_unavailable' }, result: null })
     // The first cause, not only what the retries found ("No inference server is available").
@@ -162,14 +170,7 @@ describe('when the inference server is frozen (connections accepted, nothing ans
   })
 
   it('a job whose call passed its deadline and whose retries then lost the server names both causes', async () => {
-    const { key } = await seedWorkspace({ credits: 3 })
-    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
-    setBindings({ INFERENCE_DEADLINE_BASE_MS: '1000', INFERENCE_DEADLINE_PER_MP_MS: '1' })
-    await setInferenceMode('freeze-on-remove')
-    const res = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })
-    const job = (await res.json()) as { id: string }
-    await waitFor(async () => (await inferenceStats()).removeCalls >= 1, 'the call to reach the server')
-    setBindings({ INFERENCE_READY_TIMEOUT_MS: '500' })
+    const { key, job } = await removalFrozenMidCall()
     // The retry's readiness check arrives only once the call's deadline has passed. Then the server
     // answers readiness again but drops every removal mid-way, as a server that keeps crashing.
     await waitFor(async () => (await inferenceStats()).frozenRequests >= 2, 'the retry after the deadline')
