@@ -149,15 +149,17 @@ export function startInferenceProxy(port: number, upstreamPort: number): Promise
       })
       return
     }
-    if (proxy.mode === 'fail-on-remove' && isRemove) {
+    if (proxy.mode === 'fail-next-remove' && isRemove) {
       // What the server streams when its model or encoder throws mid-run (stream.ts): the stage it
-      // reached, then an error frame that is not the caller's fault and not worth a retry.
+      // reached, then an error frame that is not the caller's fault and not worth a retry. Only
+      // this removal: the next one reaches the real server, so a retry would succeed.
+      proxy.mode = 'normal'
       req.resume()
       res.writeHead(200, { 'content-type': FRAMES_CONTENT_TYPE })
       res.write(encodeFrame({ type: 'stage', stage: 'segmenting' }))
       const error = {
         code: 'processing_failed' as const,
-        message: 'the model run failed (fail-on-remove)',
+        message: 'the model run failed (fail-next-remove)',
         retryable: false,
       }
       return res.end(encodeFrame({ type: 'error', ...error }))

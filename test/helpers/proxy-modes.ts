@@ -9,4 +9,4 @@ export type ProxyMode =
   | 'hold-output'
   | 'frozen'
   | 'freeze-on-remove'
-  | 'fail-on-remove'
+  | 'fail-next-remove'

@@ -7,6 +7,7 @@ import {
   modelBudget,
   RAW_CUTOUT,
   seedWorkspace,
+  setInferenceMode,
   sleep,
   testBudget,
   uploadImage,
@@ -127,6 +128,30 @@ describe('POST /v1/batches', () => {
     expect(await usage(key)).toMatchObject({ held: 0, used: 3 })
     const other = await seedWorkspace()
     await expectProblem(await api(`/v1/batches/${batch.id}`, { key: other.key }), 404, 'job_not_found')
+  })
+})
+
+describe('a batch with a failed child', () => {
+  it('completes with the failure beside the successes: the failed credit released, the rest charged', {
+    timeout: testBudget(3),
+  }, async () => {
+    const { key } = await seedWorkspace({ credits: 10 })
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    // The first removal to reach the server fails there (processing_failed); the others run.
+    await setInferenceMode('fail-next-remove')
+    let done: Batch
+    try {
+      const res = await postBatch(key, { uploadIds: Array(3).fill(upload.id), options: RAW_CUTOUT })
+      expect(res.status).toBe(202)
+      done = await waitForBatch(key, ((await res.json()) as Batch).id, modelBudget(3))
+    } finally {
+      await setInferenceMode('normal')
+    }
+    expect(done.jobs.map((j) => j.status).sort()).toEqual(['failed', 'succeeded', 'succeeded'])
+    const failed = done.jobs.find((j) => j.status === 'failed')!
+    const job = (await (await api(`/v1/jobs/${failed.id}`, { key })).json()) as { error: { code: string } }
+    expect(job.error.code).toBe('processing_failed')
+    expect(await usage(key)).toMatchObject({ held: 0, used: 2, available: 8 })
   })
 })
 

@@ -70,14 +70,14 @@ describe('when the inference server is unavailable', () => {
   it('a job whose server reports its work failed ends processing_failed at once, with its hold released', async () => {
     const { key } = await seedWorkspace({ credits: 5 })
     const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
-    await setInferenceMode('fail-on-remove')
+    await setInferenceMode('fail-next-remove')
     const res = await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })
     expect(res.status).toBe(202)
     const job = (await res.json()) as { id: string }
     const final = await waitForStatus(key, job.id, TERMINAL)
     expect(final).toMatchObject({
       status: 'failed',
-      error: { code: 'processing_failed', message: 'the model run failed (fail-on-remove)' },
+      error: { code: 'processing_failed', message: 'the model run failed (fail-next-remove)' },
       result: null,
     })
     expect((await inferenceStats()).removeCalls, 'not retried: the failure is not a lost server').toBe(1)
