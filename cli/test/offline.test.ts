@@ -154,6 +154,18 @@ describe('batch over more than 100 images', () => {
     expect(existsSync(join(dir, 'cutouts', '100-cutout.png'))).toBe(true)
   })
 
+  it('stops uploading once the credential is refused: one upload tried, the rest reported, exit 3', async () => {
+    const dir = photos(5)
+    home.override = (req) =>
+      req.method === 'POST' && req.path === '/v1/uploads' ? problem(401, 'invalid_api_key') : undefined
+    const run = await cli(['batch', dir, '--concurrency', '1', '--json'], keyEnv())
+    expect(run.code, run.stderr).toBe(3)
+    expect(home.seen.filter((r) => r.path === '/v1/uploads')).toHaveLength(1)
+    expect(home.seen.filter((r) => r.path === '/v1/batches')).toEqual([])
+    const summary = JSON.parse(run.stdout) as { files: { status: string }[] }
+    expect(summary.files.map((f) => f.status)).toEqual(Array(5).fill('failed'))
+  })
+
   it('prints the summary when the first batch cannot be created', async () => {
     const dir = photos(2)
     home.override = (req) =>

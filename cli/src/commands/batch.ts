@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import type { Batch, Cutout, Job } from '@cutout/sdk'
 import { JobFailedError } from '@cutout/sdk'
 import { authedClient, Output } from '../context.js'
-import { describe, exitCodeFor } from '../exit.js'
+import { describe, EXIT, exitCodeFor } from '../exit.js'
 import { checkOutputs, exists, listImages, outputName, pool } from '../files.js'
 import { createProgress, type Progress } from '../progress.js'
 import { type FileOutcome, type RemoveOptions, uploadFile, worstExit, writeAtomically } from './remove.js'
@@ -25,14 +25,23 @@ interface Item {
   uploadId?: string
 }
 
+/**
+ * Uploads each item; one that fails is reported and the rest go on, except after a refusal of the
+ * credential (401, 403), which every later upload would meet too: then no further upload starts,
+ * and that refusal is thrown once the ones in flight have ended.
+ */
 async function uploadAll(cutout: Cutout, items: Item[], concurrency: number, failed: (i: Item, e: unknown) => void) {
+  let refused: unknown
   await pool(items, concurrency, async (item) => {
+    if (refused) return
     try {
       item.uploadId = (await uploadFile(cutout, item.file)).id
     } catch (err) {
       failed(item, err)
+      if (exitCodeFor(err) === EXIT.auth) refused ??= err
     }
   })
+  if (refused) throw refused
 }
 
 /** Polls the batch until it is complete, handing every job to `onEnded` once. */
