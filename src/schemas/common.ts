@@ -6,18 +6,24 @@ export const IdParams = z.object({
   id: Uuid.openapi({ param: { name: 'id', in: 'path' }, example: '0b7f1d1e-8c1a-4c2e-9d55-0f6c3c1c2f11' }),
 })
 
-export const IdempotencyHeaders = z.object({
-  'idempotency-key': z
+/**
+ * The `Idempotency-Key` header. Optional in the schema either way: where SPEC.md requires it, a
+ * missing key is our own 400 with field Idempotency-Key, not the validator's.
+ */
+const idempotencyKey = (required: boolean) =>
+  z
     .string()
     .min(1)
     .max(128)
     .optional()
     .openapi({
-      // Optional in the schema so a missing key is our own 400 with field Idempotency-Key.
       param: { in: 'header' },
       example: '5f2b8e4a-1c3d-4b6e-9a7f-0e1d2c3b4a59',
-      description: 'Idempotency-Key (required): the same key and input replays the first response for 24 hours.',
-    }),
+      description: `Idempotency-Key (${required ? 'required' : 'optional'}): the same key and input replays the first response for 24 hours.`,
+    })
+
+export const IdempotencyHeaders = z.object({
+  'idempotency-key': idempotencyKey(true),
   prefer: z
     .string()
     .optional()
@@ -25,18 +31,7 @@ export const IdempotencyHeaders = z.object({
 })
 
 /** An optional `Idempotency-Key` (routes SPEC.md does not require one on, e.g. catalog images). */
-export const OptionalIdempotencyHeaders = z.object({
-  'idempotency-key': z
-    .string()
-    .min(1)
-    .max(128)
-    .optional()
-    .openapi({
-      param: { in: 'header' },
-      example: '5f2b8e4a-1c3d-4b6e-9a7f-0e1d2c3b4a59',
-      description: 'Idempotency-Key (optional): the same key and input replays the first response for 24 hours.',
-    }),
-})
+export const OptionalIdempotencyHeaders = z.object({ 'idempotency-key': idempotencyKey(false) })
 
 /**
  * A JSON response. `example` is for a schema shared by responses that differ (the health checks);
