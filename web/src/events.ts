@@ -1,7 +1,9 @@
 /**
  * Follows a job's server-sent events (SPEC.md §6). Read with fetch rather than EventSource:
  * EventSource cannot send the session's Authorization header. A dropped stream is resumed with
- * `Last-Event-ID`; if that keeps failing the job is read once to reconcile, as §6 asks.
+ * `Last-Event-ID`; if that keeps failing the job is read once to reconcile, as §6 asks. The
+ * terminal event says how the job ended, so the job is not read again after it: an anonymous
+ * visitor's requests are few (30 a minute), and an image takes three (removal, events, result).
  */
 import { type Job, request, requestJson } from './api'
 
@@ -14,9 +16,16 @@ export interface JobEvent {
 const TERMINAL = new Set(['succeeded', 'failed', 'canceled'])
 const MAX_RECONNECTS = 3
 
-/** Calls `onEvent` per event until the job ends; resolves with the job as GET reports it then. */
-export async function followJob(id: string, anonymous: boolean, onEvent: (e: JobEvent) => void): Promise<Job> {
+/** How a job ended: its status and, when it did not succeed, its error. */
+export type JobEnd = Pick<Job, 'status' | 'error'>
+
+/**
+ * Calls `onEvent` per event until the job ends; resolves with how it ended, from its terminal
+ * event, or as GET reports it when the stream could not tell.
+ */
+export async function followJob(id: string, anonymous: boolean, onEvent: (e: JobEvent) => void): Promise<JobEnd> {
   let lastId: string | undefined
+  let end: JobEnd | undefined
   let ended = false
   for (let attempt = 0; attempt <= MAX_RECONNECTS && !ended; attempt++) {
     try {
@@ -27,7 +36,10 @@ export async function followJob(id: string, anonymous: boolean, onEvent: (e: Job
       for await (const event of readEvents(res)) {
         lastId = event.id
         onEvent(event)
-        if (event.data.status && TERMINAL.has(event.data.status)) ended = true
+        if (event.data.status && TERMINAL.has(event.data.status)) {
+          ended = true
+          end = { status: event.data.status as Job['status'], error: event.data.error ?? null }
+        }
       }
       // The server closes the stream once the job is terminal.
       ended = true
@@ -35,7 +47,7 @@ export async function followJob(id: string, anonymous: boolean, onEvent: (e: Job
       await new Promise((r) => setTimeout(r, 500 * (attempt + 1)))
     }
   }
-  return requestJson<Job>(`/v1/jobs/${id}`, { anonymous })
+  return end ?? requestJson<Job>(`/v1/jobs/${id}`, { anonymous })
 }
 
 async function* readEvents(res: Response): AsyncGenerator<JobEvent> {

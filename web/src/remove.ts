@@ -50,16 +50,15 @@ async function uploadFile(file: File): Promise<string> {
 }
 
 /** Follows the job to its end; throws an ApiProblem with the job's error when it did not succeed. */
-export async function finishRemoval(job: Job, signedIn: boolean, onEvent: (e: JobEvent) => void): Promise<Job> {
-  const done = job.status === 'succeeded' ? job : await followJob(job.id, !signedIn, onEvent)
-  if (done.status === 'succeeded' && done.result) return done
-  const error = done.error ?? { code: done.status, message: `The job ended ${done.status}` }
+export async function finishRemoval(job: Job, signedIn: boolean, onEvent: (e: JobEvent) => void): Promise<void> {
+  const end = job.status === 'succeeded' ? job : await followJob(job.id, !signedIn, onEvent)
+  if (end.status === 'succeeded') return
+  const error = end.error ?? { code: end.status, message: `The job ended ${end.status}` }
   throw new ApiProblem(422, error.code, error.message)
 }
 
-/** The result's bytes (its URL is signed, so it needs no credential). */
-export async function downloadResult(job: Job): Promise<Blob> {
-  if (!job.result) throw new Error('The job has no result')
-  const res = await request(job.result.url, { anonymous: true })
+/** The result's bytes, read as the caller that made the job (the device cookie, or the session). */
+export async function downloadResult(job: Job, signedIn: boolean): Promise<Blob> {
+  const res = await request(`/v1/jobs/${job.id}/result`, { anonymous: !signedIn })
   return res.blob()
 }

@@ -57,10 +57,10 @@ export function setUpTool(onFinished: () => void): void {
     try {
       const created = await createRemoval(item.file, readOptions(), signedIn)
       stage(created.stage, 'Queued')
-      const job = await finishRemoval(created, signedIn, (event) => {
+      await finishRemoval(created, signedIn, (event) => {
         if (event.data.stage) stage(event.data.stage, labelFor(event.data.stage))
       })
-      const blob = await downloadResult(job)
+      const blob = await downloadResult(created, signedIn)
       const { width, height } = await createImageBitmap(blob)
       const result = { before: URL.createObjectURL(item.file), after: URL.createObjectURL(blob), width, height }
       queue.finish(item, result)

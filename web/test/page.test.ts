@@ -192,6 +192,13 @@ describe('the page, anonymously', () => {
     const left = Number(/(\d+) of 7/.exec((await allowance.textContent()) ?? '')?.[1])
     expect(left).toBeGreaterThan(0)
 
+    // What the page asks the API for while the images run.
+    const asked: string[] = []
+    page.on('request', (r) => {
+      const url = new URL(r.url())
+      if (url.pathname.startsWith('/v1/')) asked.push(`${r.method()} ${url.pathname}`)
+    })
+
     // Every preview left, then one the API refuses (429), then one that is never sent.
     const photos = [COFFEE, CHELSEA]
     const files = Array.from({ length: left + 2 }, (_, i) => ({
@@ -215,6 +222,11 @@ describe('the page, anonymously', () => {
     }
     await expect(rows.nth(left).getAttribute('class')).resolves.toBe('failed')
     expect(await rows.nth(left).textContent()).toMatch(/per UTC day/)
+    // Three requests an image (the removal, its events, its result): the terminal event says how
+    // the job ended, so the job itself is not read, and 7 previews fit in a minute's 30 requests.
+    const perJob = asked.filter((a) => /^GET \/v1\/jobs\/[^/]+$/.test(a))
+    expect(perJob, 'jobs read after their event stream ended').toEqual([])
+    expect(asked.filter((a) => a.endsWith('/result'))).toHaveLength(left)
     expect(await rows.nth(left + 1).textContent()).toMatch(/Not started: .*per UTC day/)
     expect(await page.locator('#remove-error').textContent()).toMatch(new RegExp(`^photo-${left + 1}\\.png: `))
     await page.locator('#allowance', { hasText: '0 of 7 left today' }).waitFor()
