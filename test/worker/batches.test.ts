@@ -65,6 +65,26 @@ describe('POST /v1/batches', () => {
     )
   })
 
+  it('accepts exactly 100: 202 with 100 queued jobs and 100 credits held, all released on cancel', async () => {
+    const { key } = await seedWorkspace({ credits: 100 })
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    // A saturated server keeps them queued, so no model runs; each is then canceled.
+    await setInferenceMode('saturated')
+    try {
+      const res = await postBatch(key, { uploadIds: Array(100).fill(upload.id), options: RAW_CUTOUT })
+      expect(res.status).toBe(202)
+      const batch = (await res.json()) as Batch
+      expect(batch).toMatchObject({ status: 'processing', total: 100 })
+      expect(batch.jobs).toHaveLength(100)
+      expect(await usage(key)).toMatchObject({ held: 100, available: 0 })
+      for (const job of batch.jobs)
+        expect((await api(`/v1/jobs/${job.id}`, { method: 'DELETE', key })).status).toBe(200)
+      expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 100 })
+    } finally {
+      await setInferenceMode('normal')
+    }
+  })
+
   it('400 naming the first upload that is not ready, and nothing queued', async () => {
     const { key, workspaceId } = await seedWorkspace()
     const ready = await uploadImage(key, await fixtureBytes('astronaut.png'))
