@@ -33,7 +33,7 @@ import {
   gradientMagnitude,
   makeComposites,
   type QUALITY_SIZES,
-} from './quality.js'
+} from './quality-synthetic.js'
 
 interface Scores {
   sad: number
@@ -56,7 +56,7 @@ export function maskScores(c: Composite, mask: Mask): Scores {
   return { sad: round(sad / 1000, 2), grad: round(grad / 1000, 3) }
 }
 
-/** bench/quality.ts's edge colour error of the cutout `colour` and `mask` make. */
+/** bench/quality-synthetic.ts's edge colour error of the cutout `colour` and `mask` make. */
 const edgeColour = (c: Composite, colour: RgbImage, mask: Mask): number =>
   edgeColourError(c, composeCutout(colour, mask).data)
 

@@ -18,7 +18,7 @@ import { type ApiCall, callApi, callServer, type ServerCall } from './lib/client
 import { type BenchImage, FIXTURE_PHOTOS, fixturePhoto, syntheticJpeg } from './lib/images.js'
 import type { ApiStack, InferenceServer } from './lib/stack.js'
 import { machineInfo, median, RESULTS_DIR, round } from './lib/util.js'
-import { fixtureMasks, makeComposites } from './quality.js'
+import { fixtureMasks, makeComposites } from './quality-synthetic.js'
 
 type Candidate = { side: number; shape: FastShape }
 

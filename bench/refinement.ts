@@ -11,7 +11,7 @@
  * and, to choose the method, each with the steps of inference-server/src/refinement/ switched on
  * alone and together: (a) the zoomed second look, (b) points (islands + colour cut), (a)+(b).
  * The refinement code is called directly (no HTTP): the route adds only decoding and encoding.
- * SAD and gradient error are in thousands, as in bench/quality.ts.
+ * SAD and gradient error are in thousands, as in bench/quality-synthetic.ts.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
@@ -26,7 +26,7 @@ import { sharp } from './lib/deps.js'
 import { FIXTURE_PHOTOS, fixturePhoto } from './lib/images.js'
 import { type PlacedCase, type PlacedComposite, placedComposite } from './lib/placed.js'
 import { machineInfo, RESULTS_DIR, round } from './lib/util.js'
-import { gradientMagnitude } from './quality.js'
+import { gradientMagnitude } from './quality-synthetic.js'
 
 export const REFINEMENT_SIZES = { '4mp': [2448, 1632], '12mp': [4240, 2832] } as const
 type Size = keyof typeof REFINEMENT_SIZES

@@ -9,7 +9,7 @@
  * other processes on a shared machine falls on all of them alike; only one thing runs at a time.
  * Writes bench/results/<name>.json and <name>.svg. Never an assertion: it reports.
  *
- * Then the quality benchmark (bench/quality.ts) writes bench/results/quality-<name>.json, the
+ * Then the quality benchmark (bench/quality-synthetic.ts) writes bench/results/quality-synthetic-<name>.json, the
  * refinement benchmark (bench/refinement.ts) bench/results/refinement-<name>.json, the catalog
  * benchmark (bench/catalog.ts) bench/results/catalog-<name>.json, and the try-on benchmark
  * (bench/tryon.ts) bench/results/tryon-<name>.json.
@@ -40,7 +40,7 @@ import { runCatalogBench } from './catalog.js'
 import { ratioChart } from './chart.js'
 import { FAST_INPUT } from '../inference-server/src/levels/sizes.js'
 import { runLevelsBench, timeLevelsThroughApi } from './levels.js'
-import { runQualityBench } from './quality.js'
+import { runQualityBench } from './quality-synthetic.js'
 import { runThroughputBench } from './throughput.js'
 import { runRefinementBench } from './refinement.js'
 import { runTryOnBench } from './tryon.js'
@@ -306,13 +306,13 @@ if (!flags['no-throughput'] && !flags['no-api']) {
 }
 
 if (!flags['no-quality']) {
-  log('\nquality benchmark…')
+  log("\nquality benchmark (synthetic composites: the truth is the model's own mask)…")
   const quality = await runQualityBench({ log })
   writeFileSync(
-    `${RESULTS_DIR}quality-${flags.name}.json`,
+    `${RESULTS_DIR}quality-synthetic-${flags.name}.json`,
     `${JSON.stringify({ name: flags.name, date: new Date().toISOString(), machine, ...quality }, null, 2)}\n`,
   )
-  log(`${JSON.stringify(quality.meanBySize)}\nwrote bench/results/quality-${flags.name}.json`)
+  log(`${JSON.stringify(quality.meanBySize)}\nwrote bench/results/quality-synthetic-${flags.name}.json`)
 }
 
 if (!flags['no-refinement']) {

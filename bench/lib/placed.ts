@@ -41,7 +41,7 @@ async function resized(input: Uint8Array, channels: 1 | 3, W: number, H: number,
 
 /**
  * Builds one composite at W×H. `masks` holds each fixture's model mask at its own size (the
- * subject's alpha). As in bench/quality.ts, the upscaled alpha is made crisp again around its 0.5
+ * subject's alpha). As in bench/quality-synthetic.ts, the upscaled alpha is made crisp again around its 0.5
  * contour (a ~1.5 px anti-aliased edge), as a real high-resolution photo's object edge is.
  */
 export async function placedComposite(

@@ -24,7 +24,7 @@ export interface RefineOptions {
   guide?: 'colour' | 'grey'
 }
 
-/** The defaults of `high`, measured with bench/quality.ts (docs/quality.md). */
+/** The defaults of `high`, measured with bench/quality-synthetic.ts (docs/quality.md). */
 export const REFINE_DEFAULTS = { eps: 1e-5, maxWorkPixels: 4_000_000, modelPixels: 2 } as const
 
 /** Mean over a (2r+1)² window, clipped at the borders, by separable running sums: O(n) for any r. */
@@ -253,7 +253,7 @@ export async function refineMask(
  * their colour. Returns a new image.
  * One narrow round (window long side / 300 working pixels) by default: Forte & Pitié's wide first
  * round (long side / 20) drags far-away foreground colours into the edge and measured worse with
- * the real model's masks (bench/quality.ts; docs/quality.md); `rounds: 2` keeps it available.
+ * the real model's masks (bench/quality-synthetic.ts; docs/quality.md); `rounds: 2` keeps it available.
  * @example const clean = await decontaminate(image, mask);
  */
 export async function decontaminate(

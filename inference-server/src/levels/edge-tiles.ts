@@ -45,7 +45,7 @@ export interface EdgeTileOptions {
   probeTiles: number
 }
 
-/** Tuned on bench/quality.ts (docs/quality.md "Quality levels"). */
+/** Tuned on bench/quality-synthetic.ts (docs/quality.md "Quality levels"). */
 export const EDGE_TILE_DEFAULTS: EdgeTileOptions = {
   tile: 1024,
   overlap: 128,
