@@ -8,7 +8,7 @@
 import { createRoute } from '@hono/zod-openapi'
 import { errorResponses, problemContent } from '../errors'
 import { createRouter, preferWaitSeconds } from '../lib/router'
-import { authorize, resultAccess } from '../middleware/auth'
+import { authorize, resultAccess, resultWorkspace } from '../middleware/auth'
 import { IdempotencyHeaders, IdParams, json, Uuid } from '../schemas/common'
 import { ExportCreateSchema, ExportSchema, RefinementCreateSchema, RefinementSchema } from '../schemas/project'
 import { acceptExport, findExport, findExportById, toExport } from '../services/exports'
@@ -160,10 +160,9 @@ export const projectEdits = createRouter()
   .openapi(exportResult, async (c) => {
     const id = c.req.param('id') ?? ''
     const exportId = c.req.param('exportId') ?? ''
-    const auth = c.var.auth
-    // A signed URL carries no credential: the signature over this path is the authorization.
-    const row = auth
-      ? await findExport(c.env.DB, auth.workspaceId, id, exportId)
+    const workspaceId = resultWorkspace(c)
+    const row = workspaceId
+      ? await findExport(c.env.DB, workspaceId, id, exportId)
       : await findExportById(c.env.DB, id, exportId)
     const stored = await readResult(c.env, row, `export ${exportId}`)
     return c.body(stored.body, 200, stored.headers)

@@ -133,6 +133,65 @@ describe('GET /v1/jobs/{id}/result', () => {
   })
 })
 
+/**
+ * A succeeded job (or a project's export) of the workspace with stored result bytes, written
+ * straight to D1 and R2: the signed-URL rules are about authorization, so no model run is needed
+ * to have a result to read.
+ */
+async function storedResult(workspaceId: string, kind: 'remove_background' | 'export' = 'remove_background') {
+  const id = crypto.randomUUID()
+  const projectId = kind === 'export' ? crypto.randomUUID() : null
+  const bytes = crypto.getRandomValues(new Uint8Array(64))
+  const now = new Date().toISOString()
+  await env.BUCKET.put(`results/${id}.png`, bytes)
+  await env.DB.prepare(
+    `INSERT INTO jobs (id, workspace_id, kind, status, stage, options, source_key, result_key, result_content_type,
+       project_id, created_at, completed_at)
+     VALUES (?, ?, ?, 'succeeded', 'complete', ?, ?, ?, 'image/png', ?, ?, ?)`,
+  )
+    .bind(id, workspaceId, kind, JSON.stringify(RAW_CUTOUT), `sources/${id}`, `results/${id}.png`, projectId, now, now)
+    .run()
+  const path = projectId ? `/v1/projects/${projectId}/exports/${id}/result` : `/v1/jobs/${id}/result`
+  const signed = await signResultPath(env.RESULT_SIGNING_KEY, path)
+  return { id, path, bytes, url: signed.path }
+}
+
+describe('a signed result URL: the signature is the authorization', () => {
+  for (const kind of ['remove_background', 'export'] as const) {
+    it(`${kind}: 200 with the same bytes whatever credential rides along; a bad signature is refused the same way`, async () => {
+      const owner = await seedWorkspace()
+      const other = await seedWorkspace()
+      const result = await storedResult(owner.workspaceId, kind)
+      const credentials = {
+        none: undefined,
+        bad: 'sk_live_not-a-real-key',
+        'another workspace': other.key,
+        'the same workspace': owner.key,
+      }
+      for (const [who, key] of Object.entries(credentials)) {
+        const res = await api(result.url, { key })
+        expect(res.status, who).toBe(200)
+        expect(res.headers.get('content-type'), who).toBe('image/png')
+        expect(new Uint8Array(await res.arrayBuffer()), who).toEqual(result.bytes)
+      }
+      const expired = (await signResultPath(env.RESULT_SIGNING_KEY, result.path, Date.now() - 11 * 60_000)).path
+      const tampered = result.url.replace(/sig=([0-9a-f])/, (_, c) => `sig=${c === '0' ? '1' : '0'}`)
+      const wrongPath = result.url.replace(result.id, (await storedResult(owner.workspaceId, kind)).id)
+      const noSig = `${result.path}?exp=${result.url.match(/exp=(\d+)/)![1]}`
+      for (const url of [expired, tampered, wrongPath, noSig]) {
+        const details = new Set<unknown>()
+        for (const [who, key] of Object.entries(credentials)) {
+          const refused = await expectProblem(await api(url, { key }), 401, 'invalid_api_key').catch((err) => {
+            throw new Error(`${who}: ${err.message}`)
+          })
+          details.add(refused.detail)
+        }
+        expect(details.size, url).toBe(1)
+      }
+    })
+  }
+})
+
 describe('DELETE /v1/jobs/{id}', () => {
   it('cancels a queued job at once and releases its hold', async () => {
     const { key } = await seedWorkspace({ credits: 3 })
