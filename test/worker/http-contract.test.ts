@@ -1,0 +1,71 @@
+/**
+ * Small HTTP-contract promises: ids in any case, the upload PUT's Content-Type, and 405 with
+ * `Allow` for a known path asked with another method. None needs a model run.
+ */
+import { describe, expect, it } from 'vitest'
+import { api, expectProblem, fixtureBytes, RAW_CUTOUT, removal, seedWorkspace } from './helpers'
+import { storedResult } from './stored-results'
+
+const reserveUpload = async (key: string) =>
+  (await (await api('/v1/uploads', { method: 'POST', key })).json()) as { id: string; uploadUrl: string }
+
+describe('UUIDs are case-insensitive (normalised to lower case by the schemas)', () => {
+  it('an upper-case id finds the upload, in the path and in a body field', async () => {
+    const { key } = await seedWorkspace()
+    const pending = await reserveUpload(key)
+    const UPPER = pending.id.toUpperCase()
+    // A pending upload named in upper case is found (not "No upload … in this workspace").
+    const notReady = `Upload ${pending.id} is not ready; complete it first`
+    const single = await expectProblem(
+      await removal(key, { uploadId: UPPER, options: RAW_CUTOUT }),
+      400,
+      'invalid_input',
+      'uploadId',
+    )
+    expect(single.detail).toBe(notReady)
+    const batch = await api('/v1/batches', {
+      method: 'POST',
+      key,
+      headers: { 'idempotency-key': crypto.randomUUID() },
+      json: { uploadIds: [UPPER], options: RAW_CUTOUT },
+    })
+    expect((await expectProblem(batch, 400, 'invalid_input', 'uploadIds.0')).detail).toBe(notReady)
+    const tryOn = await api('/v1/virtual-try-ons', {
+      method: 'POST',
+      key,
+      headers: { 'idempotency-key': crypto.randomUUID() },
+      json: { person: { uploadId: UPPER }, garment: { uploadId: UPPER }, options: { category: 'upper_body' } },
+    })
+    expect((await expectProblem(tryOn, 400, 'invalid_input')).detail).toMatch(/is not ready; complete it first$/)
+
+    const bytes = await fixtureBytes('astronaut.png')
+    const put = await api(`/v1/uploads/${UPPER}/content`, {
+      method: 'PUT',
+      key,
+      body: bytes,
+      headers: { 'content-type': 'image/png' },
+    })
+    expect(put.status).toBe(204)
+    const done = await api(`/v1/uploads/${UPPER}/complete`, { method: 'POST', key })
+    expect(done.status).toBe(200)
+    expect(((await done.json()) as { id: string; status: string }).id).toBe(pending.id)
+  })
+
+  it('an upper-case job id and batchId filter find the job', async () => {
+    const { key, workspaceId } = await seedWorkspace()
+    const batchId = crypto.randomUUID()
+    const job = await storedResult(workspaceId, 'remove_background', batchId)
+    const read = await api(`/v1/jobs/${job.id.toUpperCase()}`, { key })
+    expect(read.status).toBe(200)
+    expect(((await read.json()) as { id: string }).id).toBe(job.id)
+    const result = await api(`/v1/jobs/${job.id.toUpperCase()}/result`, { key })
+    expect(new Uint8Array(await result.arrayBuffer())).toEqual(job.bytes)
+    const listed = (await (await api(`/v1/jobs?batchId=${batchId.toUpperCase()}`, { key })).json()) as {
+      jobs: { id: string }[]
+    }
+    expect(listed.jobs.map((j) => j.id)).toEqual([job.id])
+    // Another workspace still cannot see it, in any case.
+    const other = await seedWorkspace()
+    await expectProblem(await api(`/v1/jobs/${job.id.toUpperCase()}`, { key: other.key }), 404, 'job_not_found')
+  })
+})
