@@ -7430,7 +7430,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not a JPEG, PNG, WebP, AVIF, HEIC or HEIF image */
+            /** @description Content-Type not octet-stream or an image type, or not a JPEG, PNG, WebP, AVIF, HEIC or HEIF image */
             415: {
                 headers: {
                     [name: string]: unknown;

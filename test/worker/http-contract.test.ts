@@ -2,6 +2,7 @@
  * Small HTTP-contract promises: ids in any case, the upload PUT's Content-Type, and 405 with
  * `Allow` for a known path asked with another method. None needs a model run.
  */
+import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { api, expectProblem, fixtureBytes, RAW_CUTOUT, removal, seedWorkspace } from './helpers'
 import { storedResult } from './stored-results'
@@ -67,5 +68,45 @@ describe('UUIDs are case-insensitive (normalised to lower case by the schemas)',
     // Another workspace still cannot see it, in any case.
     const other = await seedWorkspace()
     await expectProblem(await api(`/v1/jobs/${job.id.toUpperCase()}`, { key: other.key }), 404, 'job_not_found')
+  })
+})
+
+describe('PUT /v1/uploads/{id}/content takes octet-stream or an image type', () => {
+  it('415 unsupported_media for text/plain (field Content-Type), storing nothing; the upload stays usable', async () => {
+    const { key } = await seedWorkspace()
+    const upload = await reserveUpload(key)
+    const bytes = await fixtureBytes('astronaut.png')
+    for (const type of ['text/plain', 'application/json', 'multipart/form-data; boundary=x']) {
+      const res = await api(upload.uploadUrl, { method: 'PUT', key, body: bytes, headers: { 'content-type': type } })
+      const problem = await expectProblem(res, 415, 'unsupported_media', 'Content-Type')
+      expect(problem.detail).toBe(
+        `Expected Content-Type application/octet-stream, image/jpeg, image/png, image/webp, image/avif, image/heic, image/heif but received ${type.split(';')[0]}`,
+      )
+    }
+    expect(await env.BUCKET.head(`uploads/${upload.id}`)).toBeNull()
+    // Another workspace's id is still refused the same way first: the type is checked before the lookup.
+    await expectProblem(
+      await api(`/v1/uploads/${crypto.randomUUID()}/content`, {
+        method: 'PUT',
+        key,
+        body: bytes,
+        headers: { 'content-type': 'text/plain' },
+      }),
+      415,
+      'unsupported_media',
+    )
+    for (const type of ['application/octet-stream', 'IMAGE/PNG; charset=binary']) {
+      const fresh = await reserveUpload(key)
+      const res = await api(fresh.uploadUrl, { method: 'PUT', key, body: bytes, headers: { 'content-type': type } })
+      expect(res.status, type).toBe(204)
+    }
+    // The refused reservation takes the bytes afterwards.
+    const ok = await api(upload.uploadUrl, {
+      method: 'PUT',
+      key,
+      body: bytes,
+      headers: { 'content-type': 'image/png' },
+    })
+    expect(ok.status).toBe(204)
   })
 })
