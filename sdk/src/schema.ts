@@ -1346,7 +1346,7 @@ export interface components {
          */
         Problem: {
             /** @enum {string} */
-            code: "invalid_input" | "invalid_api_key" | "quota_exhausted" | "insufficient_scope" | "job_not_found" | "idempotency_conflict" | "revision_conflict" | "asset_expired" | "image_too_large" | "unsupported_media" | "unsafe_url" | "authorization_pending" | "rate_limit_exceeded" | "processing_failed" | "processor_unavailable";
+            code: "invalid_input" | "invalid_api_key" | "quota_exhausted" | "insufficient_scope" | "job_not_found" | "method_not_allowed" | "idempotency_conflict" | "revision_conflict" | "asset_expired" | "image_too_large" | "unsupported_media" | "unsafe_url" | "authorization_pending" | "rate_limit_exceeded" | "processing_failed" | "processor_unavailable";
             detail: string;
             field?: string;
             requestId: string;

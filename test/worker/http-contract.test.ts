@@ -110,3 +110,28 @@ describe('PUT /v1/uploads/{id}/content takes octet-stream or an image type', () 
     expect(ok.status).toBe(204)
   })
 })
+
+describe('405 method_not_allowed with Allow', () => {
+  it('a known path with another method is 405 listing its methods; an unknown path stays 404', async () => {
+    const { key } = await seedWorkspace()
+    const id = crypto.randomUUID()
+    const cases: [string, string, string][] = [
+      ['PATCH', `/v1/jobs/${id}`, 'GET, HEAD, DELETE'],
+      ['POST', `/v1/jobs/${id}/result`, 'GET, HEAD'],
+      ['PUT', '/v1/api-keys', 'GET, HEAD, POST'],
+      ['GET', '/v1/removals', 'POST'],
+      ['DELETE', `/v1/uploads/${id}/content`, 'PUT'],
+      ['POST', '/health/live', 'GET, HEAD'],
+    ]
+    for (const [method, path, allow] of cases) {
+      const res = await api(path, { method, key })
+      expect(res.headers.get('allow'), `${method} ${path}`).toBe(allow)
+      const problem = await expectProblem(res, 405, 'method_not_allowed')
+      expect(problem.detail).toBe(`Expected ${allow} for ${path} but received ${method}`)
+    }
+    // Without a credential too: the method is wrong whoever asks.
+    expect((await api('/v1/api-keys', { method: 'PUT' })).status).toBe(405)
+    await expectProblem(await api('/v1/nothing-here', { method: 'PATCH', key }), 404, 'job_not_found')
+    await expectProblem(await api(`/v1/jobs/${id}/nothing`, { key }), 404, 'job_not_found')
+  })
+})
