@@ -52,7 +52,7 @@ describe('UUIDs are case-insensitive (normalised to lower case by the schemas)',
     expect(((await done.json()) as { id: string; status: string }).id).toBe(pending.id)
   })
 
-  it('an upper-case job id and batchId filter find the job', async () => {
+  it('an upper-case job id, batchId filter and export id find them', async () => {
     const { key, workspaceId } = await seedWorkspace()
     const batchId = crypto.randomUUID()
     const job = await storedResult(workspaceId, 'remove_background', batchId)
@@ -65,6 +65,13 @@ describe('UUIDs are case-insensitive (normalised to lower case by the schemas)',
       jobs: { id: string }[]
     }
     expect(listed.jobs.map((j) => j.id)).toEqual([job.id])
+    // A project's export result too (project and export ids upper-cased), with the owner's key.
+    const exported = await storedResult(workspaceId, 'export')
+    const upperIds = exported.path.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, (uuid) => uuid.toUpperCase())
+    expect(upperIds).not.toBe(exported.path)
+    const exportBytes = await api(upperIds, { key })
+    expect(exportBytes.status).toBe(200)
+    expect(new Uint8Array(await exportBytes.arrayBuffer())).toEqual(exported.bytes)
     // Another workspace still cannot see it, in any case.
     const other = await seedWorkspace()
     await expectProblem(await api(`/v1/jobs/${job.id.toUpperCase()}`, { key: other.key }), 404, 'job_not_found')
