@@ -3,8 +3,8 @@
  * Builds the API: request ids, the resource routers and the OpenAPI 3.1 document.
  */
 import { createRoute } from '@hono/zod-openapi'
-import { notFound, onError } from './errors'
-import { createRouter } from './lib/router'
+import { notFoundOrNotAllowed, onError } from './errors'
+import { allowedMethods, createRouter } from './lib/router'
 import { rateLimit } from './middleware/rate-limit'
 import { requestId } from './middleware/request-id'
 import { apiKeys } from './routes/api-keys'
@@ -84,7 +84,8 @@ export function createApp() {
     },
     servers: [{ url: new URL(c.req.url).origin }],
   }))
-  app.notFound(notFound)
+  // Last, once every route is registered: a known path with another method is 405, not 404.
+  app.notFound(notFoundOrNotAllowed(allowedMethods(app.routes)))
   app.onError(onError)
   return app
 }

@@ -35,6 +35,8 @@ export type { GeneratedEnv as Env }
 export type AppVariables = {
   requestId: string
   auth: import('./services/auth').AuthContext
+  /** Set by `resultAccess` when a valid `?exp=…&sig=…` authorized the request (see `resultWorkspace`). */
+  resultSigned?: true
 }
 
 export type AppEnv = { Bindings: GeneratedEnv; Variables: AppVariables }

@@ -15,6 +15,7 @@ export const ERROR_STATUS = {
   quota_exhausted: 402,
   insufficient_scope: 403,
   job_not_found: 404,
+  method_not_allowed: 405,
   idempotency_conflict: 409,
   revision_conflict: 409,
   asset_expired: 410,
@@ -35,6 +36,7 @@ const TITLES: Record<ErrorCode, string> = {
   quota_exhausted: 'Quota exhausted',
   insufficient_scope: 'Insufficient scope',
   job_not_found: 'Not found',
+  method_not_allowed: 'Method not allowed',
   idempotency_conflict: 'Idempotency conflict',
   revision_conflict: 'Revision conflict',
   asset_expired: 'Asset expired',
@@ -184,6 +186,27 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
 
 export const notFound: NotFoundHandler<AppEnv> = (c) =>
   problemResponse(c, new ApiError('job_not_found', `No route for ${c.req.method} ${c.req.path}`))
+
+/**
+ * The app's not-found handler: a path some route answers, asked with another method, is 405
+ * `method_not_allowed` with `Allow` listing that path's methods (RFC 9110 §15.5.6); a path no
+ * route knows stays 404. `allowed` comes from the registered routes (`allowedMethods`).
+ */
+export const notFoundOrNotAllowed =
+  (allowed: (path: string) => string[]): NotFoundHandler<AppEnv> =>
+  (c) => {
+    const methods = allowed(c.req.path)
+    if (!methods.length) return notFound(c)
+    const res = problemResponse(
+      c,
+      new ApiError(
+        'method_not_allowed',
+        `Expected ${methods.join(', ')} for ${c.req.path} but received ${c.req.method}`,
+      ),
+    )
+    res.headers.set('allow', methods.join(', '))
+    return res
+  }
 
 const problemContent = (description: string) => ({
   description,

@@ -809,7 +809,7 @@ export interface components {
         ApiKeyCreate: {
             /**
              * Format: date-time
-             * @description Must be in the future; omit for a key that does not expire
+             * @description Must be in the future and no later than the calling key's own expiry; omitted, the new key expires with the calling key (never, when called with a session or a key that does not expire)
              * @example 2030-01-01T00:00:00Z
              */
             expiresAt?: string;
@@ -1346,7 +1346,7 @@ export interface components {
          */
         Problem: {
             /** @enum {string} */
-            code: "invalid_input" | "invalid_api_key" | "quota_exhausted" | "insufficient_scope" | "job_not_found" | "idempotency_conflict" | "revision_conflict" | "asset_expired" | "image_too_large" | "unsupported_media" | "unsafe_url" | "authorization_pending" | "rate_limit_exceeded" | "processing_failed" | "processor_unavailable";
+            code: "invalid_input" | "invalid_api_key" | "quota_exhausted" | "insufficient_scope" | "job_not_found" | "method_not_allowed" | "idempotency_conflict" | "revision_conflict" | "asset_expired" | "image_too_large" | "unsupported_media" | "unsafe_url" | "authorization_pending" | "rate_limit_exceeded" | "processing_failed" | "processor_unavailable";
             detail: string;
             field?: string;
             requestId: string;
@@ -7430,7 +7430,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not a JPEG, PNG, WebP, AVIF, HEIC or HEIF image */
+            /** @description Content-Type not octet-stream or an image type, or not a JPEG, PNG, WebP, AVIF, HEIC or HEIF image */
             415: {
                 headers: {
                     [name: string]: unknown;

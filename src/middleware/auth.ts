@@ -108,7 +108,10 @@ export const requireSession = (...scopes: Scope[]) =>
 
 /**
  * A result's route: a signed `result.url` (`?exp=…&sig=…`, DESIGN.md §3 Result URL) needs no
- * credential; the bare path is authorized like `route`.
+ * credential; the bare path is authorized like `route`. With a signature, any Authorization header
+ * is ignored: the signature alone decides, so the same URL answers the same whoever follows it (a
+ * browser or SDK that always sends its own key, of whatever workspace). A bad signature is 401
+ * whatever credential comes with it.
  */
 export const resultAccess = (route: RouteKey) =>
   createMiddleware<AppEnv>(async function resultAccess(c, next) {
@@ -120,5 +123,14 @@ export const resultAccess = (route: RouteKey) =>
         'The result URL signature is invalid or has expired; read it again for a fresh one',
       )
     }
+    c.set('resultSigned', true)
     await next()
   })
+
+/**
+ * The workspace a result read is confined to: the caller's, or null when a signature authorized
+ * it. The rate limiter may have authenticated a credential sent along with a signed URL; the
+ * signature over the path is the grant, so that credential's workspace must not narrow it.
+ */
+export const resultWorkspace = (c: Context<AppEnv>): string | null =>
+  c.var.resultSigned ? null : (c.var.auth?.workspaceId ?? null)

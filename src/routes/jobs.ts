@@ -5,7 +5,7 @@
 import { createRoute } from '@hono/zod-openapi'
 import { ApiError, errorResponses, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
-import { authorize, resultAccess } from '../middleware/auth'
+import { authorize, resultAccess, resultWorkspace } from '../middleware/auth'
 import { IdParams, json, optionalBearer } from '../schemas/common'
 import { JobListQuery, JobListSchema, JobSchema, ResultQuery } from '../schemas/job'
 import { findJob, findJobById, listJobs, readResult, toJob, type JobRow } from '../services/jobs'
@@ -138,9 +138,9 @@ export const jobs = createRouter()
     return new Response(stream.body, stream) as unknown as Response
   })
   .openapi(result, async (c) => {
-    const id = c.req.param('id') ?? ''
-    const auth = c.var.auth
-    const row: JobRow | null = auth ? await findJob(c.env.DB, auth.workspaceId, id) : await findJobById(c.env.DB, id)
+    const { id } = c.req.valid('param')
+    const workspaceId = resultWorkspace(c)
+    const row: JobRow | null = workspaceId ? await findJob(c.env.DB, workspaceId, id) : await findJobById(c.env.DB, id)
     if (!row) throw new ApiError('job_not_found', `No job ${id}`)
     const stored = await readResult(c.env, row, `job ${id}`)
     return c.body(stored.body, 200, stored.headers)

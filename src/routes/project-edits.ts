@@ -8,8 +8,8 @@
 import { createRoute } from '@hono/zod-openapi'
 import { errorResponses, problemContent } from '../errors'
 import { createRouter, preferWaitSeconds } from '../lib/router'
-import { authorize, resultAccess } from '../middleware/auth'
-import { IdempotencyHeaders, IdParams, json, Uuid } from '../schemas/common'
+import { authorize, resultAccess, resultWorkspace } from '../middleware/auth'
+import { IdempotencyHeaders, IdParams, json, optionalBearer, Uuid } from '../schemas/common'
 import { ExportCreateSchema, ExportSchema, RefinementCreateSchema, RefinementSchema } from '../schemas/project'
 import { acceptExport, findExport, findExportById, toExport } from '../services/exports'
 import { readResult } from '../services/jobs'
@@ -103,7 +103,7 @@ const exportResult = createRoute({
   operationId: 'getExportResult',
   summary: "Download an export's bytes",
   tags,
-  security: [{ Bearer: [] }, {}],
+  security: optionalBearer,
   middleware: [resultAccess('GET /v1/projects/{id}/exports/{exportId}/result')] as const,
   request: { params: ExportParams, query: ResultQuery },
   responses: {
@@ -158,12 +158,10 @@ export const projectEdits = createRouter()
     return c.json(await toExport(row, c.env.RESULT_SIGNING_KEY), 200)
   })
   .openapi(exportResult, async (c) => {
-    const id = c.req.param('id') ?? ''
-    const exportId = c.req.param('exportId') ?? ''
-    const auth = c.var.auth
-    // A signed URL carries no credential: the signature over this path is the authorization.
-    const row = auth
-      ? await findExport(c.env.DB, auth.workspaceId, id, exportId)
+    const { id, exportId } = c.req.valid('param')
+    const workspaceId = resultWorkspace(c)
+    const row = workspaceId
+      ? await findExport(c.env.DB, workspaceId, id, exportId)
       : await findExportById(c.env.DB, id, exportId)
     const stored = await readResult(c.env, row, `export ${exportId}`)
     return c.body(stored.body, 200, stored.headers)

@@ -52,7 +52,8 @@ export const ApiKeyCreateSchema = z
         example: ['images:write', 'jobs:read'],
       }),
     expiresAt: DateTime.optional().openapi({
-      description: 'Must be in the future; omit for a key that does not expire',
+      description:
+        "Must be in the future and no later than the calling key's own expiry; omitted, the new key expires with the calling key (never, when called with a session or a key that does not expire)",
       example: '2030-01-01T00:00:00Z',
     }),
   })

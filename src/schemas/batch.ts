@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi'
+import { Uuid } from './common'
 import { EXAMPLE_JOB, JobSchema } from './job'
 import { RemovalOptionsSchema } from './removal'
 
@@ -7,7 +8,7 @@ const EXAMPLE_BATCH_ID = '3c9d7e21-5a4b-4f8e-8d1c-7b6a5e4d3c2b'
 
 export const BatchRequestSchema = z
   .strictObject({
-    uploadIds: z.array(z.uuid()).min(1).max(MAX_BATCH_SIZE),
+    uploadIds: z.array(Uuid).min(1).max(MAX_BATCH_SIZE),
     options: RemovalOptionsSchema,
   })
   .openapi('BatchRequest', {

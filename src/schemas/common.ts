@@ -1,6 +1,12 @@
 import { z } from '@hono/zod-openapi'
 
-export const Uuid = z.uuid()
+/**
+ * A resource id in a request (path parameter, body field, query filter). UUIDs are
+ * case-insensitive (RFC 9562) and ids are stored lower-case, so an id is lower-cased here, once,
+ * and every lookup finds `29D24688-…` as `29d24688-…`. The OpenAPI document is unchanged (the
+ * overwrite is not a constraint). Response schemas need not use it: ids leave lower-case.
+ */
+export const Uuid = z.uuid().toLowerCase()
 
 export const IdParams = z.object({
   id: Uuid.openapi({ param: { name: 'id', in: 'path' }, example: '0b7f1d1e-8c1a-4c2e-9d55-0f6c3c1c2f11' }),

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi'
+import { Uuid } from './common'
 
 import { JOB_STAGES, JOB_STATUSES } from '../contract/stages'
 
@@ -77,8 +78,8 @@ export const JobListQuery = z.object({
   }),
   status: z.enum(JOB_STATUSES).optional().openapi({ example: 'succeeded' }),
   kind: z.enum(PUBLIC_JOB_KINDS).optional().openapi({ example: 'remove_background' }),
-  batchId: z.uuid().optional().openapi({ example: '3c9d7e21-5a4b-4f8e-8d1c-7b6a5e4d3c2b' }),
-  projectId: z.uuid().optional().openapi({
+  batchId: Uuid.optional().openapi({ example: '3c9d7e21-5a4b-4f8e-8d1c-7b6a5e4d3c2b' }),
+  projectId: Uuid.optional().openapi({
     description: 'The job this project was made from (its sourceJobId)',
     example: '8e2f4a6c-1b3d-4c5e-9f7a-2d4b6c8e0a1f',
   }),

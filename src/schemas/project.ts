@@ -5,6 +5,7 @@
  * schemas) and the resources as the API shows them.
  */
 import { z } from '@hono/zod-openapi'
+import { Uuid } from './common'
 import * as editing from '../contract/editing'
 import { JOB_STATUSES } from '../contract/stages'
 import { ResultSchema } from './job'
@@ -47,7 +48,7 @@ const EXAMPLE_PROJECT = {
 
 export const ProjectCreateSchema = z
   .strictObject({
-    jobId: z.uuid().openapi({ description: 'A succeeded removal job of this workspace' }),
+    jobId: Uuid.openapi({ description: 'A succeeded removal job of this workspace' }),
     name: z.string().min(1).max(200).optional(),
   })
   .openapi('ProjectCreate', { example: { jobId: IDS.job, name: 'Mug, front' } })
@@ -103,7 +104,7 @@ const EXAMPLE_REVISION = {
 
 export const RevisionCreateSchema = z
   .strictObject({
-    baseRevisionId: z.uuid().openapi({ description: 'The newest revision, which this edit is based on' }),
+    baseRevisionId: Uuid.openapi({ description: 'The newest revision, which this edit is based on' }),
     strokes: z.array(StrokeSchema).max(editing.MAX_STROKES).optional(),
     recipe: RecipeSchema.optional(),
   })
@@ -146,7 +147,7 @@ const EXAMPLE_REFINEMENT = {
 
 export const RefinementCreateSchema = z
   .strictObject({
-    baseRevisionId: z.uuid().openapi({ description: 'The newest revision, which the refinement improves' }),
+    baseRevisionId: Uuid.openapi({ description: 'The newest revision, which the refinement improves' }),
     points: z.array(RefinementPointSchema).min(1).max(editing.MAX_REFINEMENT_POINTS).optional(),
     box: BoxSchema.optional(),
   })
@@ -194,7 +195,7 @@ const EXAMPLE_EXPORT = {
 
 export const ExportCreateSchema = z
   .strictObject({
-    revisionId: z.uuid().optional().openapi({ description: 'Default: the current revision' }),
+    revisionId: Uuid.optional().openapi({ description: 'Default: the current revision' }),
     format: z.enum(editing.EXPORT_FORMATS).default('png'),
     recipe: RecipeSchema.optional().openapi({ description: "Default: the revision's recipe, else none" }),
   })

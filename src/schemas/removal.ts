@@ -4,6 +4,7 @@
  * legacy `format`/`recipe` fields are refused like any other unknown field.
  */
 import { z } from '@hono/zod-openapi'
+import { Uuid } from './common'
 import * as contract from '../contract/options'
 import { filePart, multipartSchema } from './multipart'
 
@@ -22,7 +23,7 @@ export type { RemovalOptions } from '../contract/options'
 export const RemovalJsonSchema = z
   .strictObject({
     sourceUrl: z.url({ protocol: /^https?$/ }).optional(),
-    uploadId: z.uuid().optional(),
+    uploadId: Uuid.optional(),
     options: RemovalOptionsSchema,
   })
   .openapi('RemovalRequest', {

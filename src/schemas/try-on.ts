@@ -5,6 +5,7 @@
  * nothing else. Strict everywhere.
  */
 import { z } from '@hono/zod-openapi'
+import { Uuid } from './common'
 import * as contract from '../contract/tryon'
 import { filePart, multipartSchema } from './multipart'
 
@@ -16,7 +17,7 @@ export const TryOnOptionsSchema = contract.TryOnOptionsSchema.openapi('TryOnOpti
 export const SourceSchema = z
   .strictObject({
     sourceUrl: z.url({ protocol: /^https?$/ }).optional(),
-    uploadId: z.uuid().optional(),
+    uploadId: Uuid.optional(),
   })
   .openapi('Source', {
     description: 'Exactly one of sourceUrl or uploadId.',

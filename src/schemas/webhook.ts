@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi'
+import { Uuid } from './common'
 import { EVENT_TYPES, SSE_ONLY_TYPES, type EventType } from '../lib/events'
 
 /** Event types a webhook may subscribe to: all of DESIGN.md §3 except the SSE-only progress. */
@@ -120,6 +121,6 @@ export const ReplaySchema = z
   .openapi('WebhookReplay', { example: { id: EXAMPLE_DELIVERY.id, status: 'pending' } })
 
 const uuidParam = (name: string) =>
-  z.uuid().openapi({ param: { name, in: 'path' }, example: '0b7f1d1e-8c1a-4c2e-9d55-0f6c3c1c2f11' })
+  Uuid.openapi({ param: { name, in: 'path' }, example: '0b7f1d1e-8c1a-4c2e-9d55-0f6c3c1c2f11' })
 
 export const ReplayParams = z.object({ endpointId: uuidParam('endpointId'), deliveryId: uuidParam('deliveryId') })

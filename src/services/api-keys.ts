@@ -58,8 +58,8 @@ export interface CreateApiKeyInput {
 
 /**
  * Creates a key in the caller's workspace. Scopes default to the caller's own; asking for one the
- * caller lacks is 403 `insufficient_scope` (a key cannot mint a stronger key). `expiresAt` must be
- * in the future.
+ * caller lacks is 403 `insufficient_scope` (a key cannot mint a stronger key). Likewise a key
+ * cannot mint a longer-lived one: see `childExpiry`.
  */
 export async function createApiKey(
   db: D1Database,
@@ -71,16 +71,7 @@ export async function createApiKey(
   if (missing.length) {
     throw new ApiError('insufficient_scope', `Cannot grant ${missing.join(', ')}: the caller does not hold it`)
   }
-  let expiresAt: string | null = null
-  if (input.expiresAt !== undefined) {
-    const ms = Date.parse(input.expiresAt)
-    if (!(ms > Date.now())) {
-      throw new ApiError('invalid_input', `Expected a future date-time for expiresAt but received ${input.expiresAt}`, {
-        field: 'expiresAt',
-      })
-    }
-    expiresAt = iso(ms)
-  }
+  const expiresAt = childExpiry(input.expiresAt, await parentExpiry(db, auth))
   const key = await mintApiKey()
   const row: KeyRow = {
     id: crypto.randomUUID(),
@@ -99,6 +90,44 @@ export async function createApiKey(
     .bind(row.id, auth.workspaceId, row.name, row.prefix, key.hash, row.scopes, row.expires_at, row.created_at)
     .run()
   return { ...toApiKey(row), value: key.value }
+}
+
+/**
+ * When the calling key itself expires (ms), or null: a session token (or a key without expiry)
+ * passes no limit on. Read from the row, as `authenticateApiKey` does, rather than carried in the
+ * auth context, so only key creation pays for it.
+ */
+async function parentExpiry(db: D1Database, auth: AuthContext): Promise<number | null> {
+  if (auth.kind !== 'api_key') return null
+  const row = await db
+    .prepare('SELECT expires_at FROM api_keys WHERE id = ?')
+    .bind(auth.keyId)
+    .first<{ expires_at: string | null }>()
+  return row?.expires_at ? Date.parse(row.expires_at) : null
+}
+
+/**
+ * A new key's expiry: the one asked for, which must be in the future and no later than the
+ * parent's (a child never outlives the key that made it); none asked for inherits the parent's.
+ * A later one is refused, not clamped, so the caller never holds a key that dies sooner than it
+ * was told (docs/decisions.md).
+ */
+function childExpiry(requested: string | undefined, parentMs: number | null): string | null {
+  if (requested === undefined) return parentMs === null ? null : iso(parentMs)
+  const ms = Date.parse(requested)
+  if (!(ms > Date.now())) {
+    throw new ApiError('invalid_input', `Expected a future date-time for expiresAt but received ${requested}`, {
+      field: 'expiresAt',
+    })
+  }
+  if (parentMs !== null && ms > parentMs) {
+    throw new ApiError(
+      'invalid_input',
+      `Expected a date-time no later than ${iso(parentMs)} (when the calling key expires) for expiresAt but received ${requested}`,
+      { field: 'expiresAt' },
+    )
+  }
+  return iso(ms)
 }
 
 /** Revokes a key of the workspace at once. Unknown, another workspace's or already revoked → 404. */

@@ -5,7 +5,7 @@
  */
 import { ApiError } from '../errors'
 import { HOUR_MS, iso } from '../lib/time'
-import type { Upload } from '../schemas/upload'
+import { UPLOAD_CONTENT_TYPES, type Upload } from '../schemas/upload'
 import { type ImageInfo, InferenceClient, InferenceFailure, inferenceProblem } from './inference'
 import { presignConfigured, presignPut, type PresignEnv } from './presign'
 import { storeStream, verifyStoredObject } from './sources'
@@ -114,13 +114,31 @@ function assertPending(row: UploadRow): void {
   }
 }
 
+/**
+ * SPEC.md §4: the bytes come as `application/octet-stream` or an image type; anything else (a
+ * `text/plain` from a misconfigured client) is 415 before the body is read. No Content-Type at all
+ * is taken as octet-stream (`curl -T` sends none). Parameters (`; charset=…`) are ignored. The
+ * bytes' signature, not this label, decides what the image is (docs/decisions.md).
+ */
+function assertUploadContentType(contentType: string | undefined): void {
+  const mediaType = contentType?.split(';')[0].trim().toLowerCase()
+  if (!mediaType || (UPLOAD_CONTENT_TYPES as readonly string[]).includes(mediaType)) return
+  throw new ApiError(
+    'unsupported_media',
+    `Expected Content-Type ${UPLOAD_CONTENT_TYPES.join(', ')} but received ${mediaType}`,
+    { field: 'Content-Type' },
+  )
+}
+
 export async function putUploadContent(
   env: { DB: D1Database; BUCKET: R2Bucket },
   workspaceId: string,
   id: string,
   body: ReadableStream<Uint8Array> | null,
-  contentLength: string | undefined,
+  headers: { contentLength: string | undefined; contentType: string | undefined },
 ): Promise<void> {
+  assertUploadContentType(headers.contentType)
+  const contentLength = headers.contentLength
   const row = await findUpload(env.DB, workspaceId, id)
   assertPending(row)
   const length = Number(contentLength)

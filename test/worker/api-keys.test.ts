@@ -107,6 +107,37 @@ describe('POST /v1/api-keys', () => {
   })
 })
 
+describe('a child key never outlives its parent', () => {
+  it('inherits the calling key’s expiry; a later one is 400 expiresAt, an earlier one is kept', async () => {
+    const parentExpiresAt = new Date(Date.now() + 60_000).toISOString()
+    const { key } = await seedWorkspace({ expiresAt: parentExpiresAt })
+    const inherited = (await (await createKey(key, { name: 'child' })).json()) as Key
+    expect(inherited.expiresAt).toBe(parentExpiresAt)
+    const later = new Date(Date.parse(parentExpiresAt) + 1000).toISOString()
+    const refused = await expectProblem(await createKey(key, { expiresAt: later }), 400, 'invalid_input', 'expiresAt')
+    expect(refused.detail).toBe(
+      `Expected a date-time no later than ${parentExpiresAt} (when the calling key expires) for expiresAt but received ${later}`,
+    )
+    // The grandchild inherits too: the limit passes down the chain.
+    const grandchild = (await (await createKey(inherited.value!, {})).json()) as Key
+    expect(grandchild.expiresAt).toBe(parentExpiresAt)
+    const earlier = new Date(Date.now() + 30_000).toISOString()
+    expect(((await (await createKey(key, { expiresAt: earlier })).json()) as Key).expiresAt).toBe(earlier)
+    expect(((await (await createKey(key, { expiresAt: parentExpiresAt })).json()) as Key).expiresAt).toBe(
+      parentExpiresAt,
+    )
+  })
+
+  it('a session (no parent key) and a key without expiry pass no limit on', async () => {
+    const { key } = await seedWorkspace()
+    expect(((await (await createKey(key, {})).json()) as Key).expiresAt).toBeNull()
+    const s = await signIn()
+    expect(((await (await createKey(s.accessToken, {})).json()) as Key).expiresAt).toBeNull()
+    const far = '2099-01-01T00:00:00.000Z'
+    expect(((await (await createKey(s.accessToken, { expiresAt: far })).json()) as Key).expiresAt).toBe(far)
+  })
+})
+
 describe('API key management needs keys:write', () => {
   it('403 without the scope, 401 without a credential', async () => {
     const { key } = await seedWorkspace({ scopes: ['images:write', 'jobs:read', 'webhooks:write', 'tryon:write'] })

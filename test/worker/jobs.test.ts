@@ -21,6 +21,7 @@ import {
   waitForJobs,
   waitForStatus,
 } from './helpers'
+import { storedResult } from './stored-results'
 
 async function succeededJob(key: string) {
   const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
@@ -131,6 +132,42 @@ describe('GET /v1/jobs/{id}/result', () => {
     const meta = (await (await api(`/v1/jobs/${job.id}`, { key })).json()) as { status: string; result: unknown }
     expect(meta).toMatchObject({ status: 'succeeded', result: null })
   })
+})
+
+describe('a signed result URL: the signature is the authorization', () => {
+  for (const kind of ['remove_background', 'export'] as const) {
+    it(`${kind}: 200 with the same bytes whatever credential rides along; a bad signature is refused the same way`, async () => {
+      const owner = await seedWorkspace()
+      const other = await seedWorkspace()
+      const result = await storedResult(owner.workspaceId, kind)
+      const credentials = {
+        none: undefined,
+        bad: 'sk_live_not-a-real-key',
+        'another workspace': other.key,
+        'the same workspace': owner.key,
+      }
+      for (const [who, key] of Object.entries(credentials)) {
+        const res = await api(result.url, { key })
+        expect(res.status, who).toBe(200)
+        expect(res.headers.get('content-type'), who).toBe('image/png')
+        expect(new Uint8Array(await res.arrayBuffer()), who).toEqual(result.bytes)
+      }
+      const expired = (await signResultPath(env.RESULT_SIGNING_KEY, result.path, Date.now() - 11 * 60_000)).path
+      const tampered = result.url.replace(/sig=([0-9a-f])/, (_, c) => `sig=${c === '0' ? '1' : '0'}`)
+      const wrongPath = result.url.replace(result.id, (await storedResult(owner.workspaceId, kind)).id)
+      const noSig = `${result.path}?exp=${result.url.match(/exp=(\d+)/)![1]}`
+      for (const url of [expired, tampered, wrongPath, noSig]) {
+        const details = new Set<unknown>()
+        for (const [who, key] of Object.entries(credentials)) {
+          const refused = await expectProblem(await api(url, { key }), 401, 'invalid_api_key').catch((err) => {
+            throw new Error(`${who}: ${err.message}`)
+          })
+          details.add(refused.detail)
+        }
+        expect(details.size, url).toBe(1)
+      }
+    })
+  }
 })
 
 describe('DELETE /v1/jobs/{id}', () => {
