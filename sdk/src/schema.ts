@@ -1612,7 +1612,11 @@ export interface components {
          */
         RemovalRequest: {
             options: components["schemas"]["RemovalOptions"];
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description A public http or https image URL. Private networks and metadata services are refused (422 unsafe_url); at most 5 redirects are followed; the whole fetch, redirects and body included, must finish within 10 s (else 400 invalid_input naming this field).
+             * @example https://images.example.com/products/mug.jpg
+             */
             sourceUrl?: string;
             /** Format: uuid */
             uploadId?: string;
@@ -1776,7 +1780,11 @@ export interface components {
          *     }
          */
         Source: {
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description A public http or https image URL. Private networks and metadata services are refused (422 unsafe_url); at most 5 redirects are followed; the whole fetch, redirects and body included, must finish within 10 s (else 400 invalid_input naming this field).
+             * @example https://images.example.com/products/mug.jpg
+             */
             sourceUrl?: string;
             /** Format: uuid */
             uploadId?: string;

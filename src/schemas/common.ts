@@ -1,9 +1,19 @@
 import { z } from '@hono/zod-openapi'
+import { SOURCE_FETCH_TIMEOUT_MS } from '../contract/limits'
 
 export const Uuid = z.uuid()
 
 export const IdParams = z.object({
   id: Uuid.openapi({ param: { name: 'id', in: 'path' }, example: '0b7f1d1e-8c1a-4c2e-9d55-0f6c3c1c2f11' }),
+})
+
+/**
+ * A `sourceUrl` (removals, try-on images): checked by the SSRF guard on every hop and fetched
+ * within one time bound (SPEC.md §4 "Source URLs"; docs/decisions.md "A slow sourceUrl").
+ */
+export const SourceUrl = z.url({ protocol: /^https?$/ }).openapi({
+  description: `A public http or https image URL. Private networks and metadata services are refused (422 unsafe_url); at most 5 redirects are followed; the whole fetch, redirects and body included, must finish within ${SOURCE_FETCH_TIMEOUT_MS / 1000} s (else 400 invalid_input naming this field).`,
+  example: 'https://images.example.com/products/mug.jpg',
 })
 
 /**

@@ -5,6 +5,7 @@
  */
 import { z } from '@hono/zod-openapi'
 import * as contract from '../contract/options'
+import { SourceUrl } from './common'
 import { filePart, multipartSchema } from './multipart'
 
 export const AlphaSchema = contract.AlphaSchema.openapi('Alpha', {
@@ -21,7 +22,7 @@ export type { RemovalOptions } from '../contract/options'
 
 export const RemovalJsonSchema = z
   .strictObject({
-    sourceUrl: z.url({ protocol: /^https?$/ }).optional(),
+    sourceUrl: SourceUrl.optional(),
     uploadId: z.uuid().optional(),
     options: RemovalOptionsSchema,
   })
