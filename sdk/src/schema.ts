@@ -840,8 +840,8 @@ export interface components {
          *     }
          */
         ApiKeyCreated: components["schemas"]["ApiKey"] & {
-            /** @description The secret: shown only in this response, stored only as a hash */
-            value: string;
+            /** @description The secret: shown only in the response that created the key, stored only as a hash. Absent from a replay of the same Idempotency-Key (the secret cannot be shown twice) */
+            value?: string;
         };
         /**
          * @example {
@@ -2381,7 +2381,10 @@ export interface operations {
     createApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Idempotency-Key (optional): the same key and input replays the first response for 24 hours. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2391,7 +2394,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The new key; `value` is shown only here */
+            /** @description The new key; `value` is shown only here. A replay of the same Idempotency-Key answers the same key without `value`: the secret is stored only as a hash */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2445,7 +2448,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
+            /** @description Conflict: the Idempotency-Key was used with a different request, or its first request is still running (idempotency_conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5184,7 +5187,10 @@ export interface operations {
     createProject: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Idempotency-Key (optional): the same key and input replays the first response for 24 hours. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5194,7 +5200,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created, with revision 1: the removal’s mask at the source’s size */
+            /** @description Created, with revision 1: the removal’s mask at the source’s size (a replay of the same Idempotency-Key: that project) */
             201: {
                 headers: {
                     Location?: string;
@@ -5249,7 +5255,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
+            /** @description Conflict: the Idempotency-Key was used with a different request, or its first request is still running (idempotency_conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5720,6 +5726,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Idempotency-Key (optional): the same key and input replays the first response for 24 hours. */
+                "idempotency-key"?: string;
                 /** @description wait=N waits up to N (capped at 8) seconds */
                 prefer?: string;
             };
@@ -5734,7 +5742,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Rendered within the bounded wait */
+            /** @description Rendered within the bounded wait (a replay of the same Idempotency-Key: that export) */
             201: {
                 headers: {
                     Location?: string;
@@ -5799,7 +5807,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
+            /** @description Conflict: the Idempotency-Key was used with a different request, or its first request is still running (idempotency_conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6147,7 +6155,10 @@ export interface operations {
     createRefinement: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Idempotency-Key (optional): the same key and input replays the first response for 24 hours. */
+                "idempotency-key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -6159,7 +6170,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Queued; it ends as a new revision */
+            /** @description Queued; it ends as a new revision (a replay of the same Idempotency-Key: that refinement, as it is now) */
             202: {
                 headers: {
                     Location?: string;
@@ -6214,7 +6225,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description baseRevisionId is not the newest revision (revision_conflict) */
+            /** @description baseRevisionId is not the newest revision (revision_conflict), or the Idempotency-Key was used with a different request, or its first request is still running (idempotency_conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6543,7 +6554,10 @@ export interface operations {
     createRevision: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Idempotency-Key (optional): the same key and input replays the first response for 24 hours. */
+                "idempotency-key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -6555,7 +6569,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The new revision, now current */
+            /** @description The new revision, now current (a replay of the same Idempotency-Key: that revision) */
             201: {
                 headers: {
                     Location?: string;
@@ -6610,7 +6624,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description baseRevisionId is not the newest revision (revision_conflict) */
+            /** @description baseRevisionId is not the newest revision (revision_conflict), or the Idempotency-Key was used with a different request, or its first request is still running (idempotency_conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7892,7 +7906,10 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Idempotency-Key (optional): the same key and input replays the first response for 24 hours. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7902,7 +7919,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The endpoint and its signing secret, shown only here */
+            /** @description The endpoint and its signing secret, shown only here (and to a replay of the same Idempotency-Key, for 24 hours) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -7956,7 +7973,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
+            /** @description Conflict: the Idempotency-Key was used with a different request, or its first request is still running (idempotency_conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;

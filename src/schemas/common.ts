@@ -32,16 +32,25 @@ const idempotencyKey = (required: boolean) =>
       description: `Idempotency-Key (${required ? 'required' : 'optional'}): the same key and input replays the first response for 24 hours.`,
     })
 
-export const IdempotencyHeaders = z.object({
-  'idempotency-key': idempotencyKey(true),
-  prefer: z
-    .string()
-    .optional()
-    .openapi({ param: { in: 'header' }, example: 'wait=8', description: 'wait=N waits up to N (capped at 8) seconds' }),
-})
+const prefer = z
+  .string()
+  .optional()
+  .openapi({ param: { in: 'header' }, example: 'wait=8', description: 'wait=N waits up to N (capped at 8) seconds' })
 
-/** An optional `Idempotency-Key` (routes SPEC.md does not require one on, e.g. catalog images). */
+export const IdempotencyHeaders = z.object({ 'idempotency-key': idempotencyKey(true), prefer })
+
+/**
+ * An optional `Idempotency-Key`: the routes SPEC.md does not require one on, which create all the
+ * same (catalog images, projects and their edits, webhooks, API keys).
+ */
 export const OptionalIdempotencyHeaders = z.object({ 'idempotency-key': idempotencyKey(false) })
+
+/** How a route with an optional `Idempotency-Key` describes its 409 `idempotency_conflict`. */
+export const IDEMPOTENCY_CONFLICT =
+  'the Idempotency-Key was used with a different request, or its first request is still running (idempotency_conflict)'
+
+/** An optional `Idempotency-Key` and `Prefer: wait` (exports). */
+export const OptionalIdempotencyPreferHeaders = OptionalIdempotencyHeaders.extend({ prefer })
 
 /**
  * A JSON response. `example` is for a schema shared by responses that differ (the health checks);
