@@ -39,6 +39,8 @@ export default defineConfig(async () => ({
           // wrangler.toml's public resolver.
           DNS_RESOLVER_URL: `http://127.0.0.1:${dohPort}/dns-query`,
           FIXTURE_ORIGIN: `http://127.0.0.1:${fixturePort}`,
+          // A `sourceUrl` that never answers is refused after 1 s, not the production 10 s.
+          SOURCE_FETCH_TIMEOUT_MS: '1000',
           INFERENCE_RETRY_BASE_MS: '50',
           INFERENCE_MAX_ATTEMPTS: '3',
           WORKSPACE_SLOT_LIMIT: '2',

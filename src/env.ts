@@ -25,6 +25,8 @@ declare global {
       INFERENCE_DEADLINE_BASE_MS?: string
       INFERENCE_DEADLINE_PER_MP_MS?: string
       INFERENCE_DEADLINE_MAX_MS?: string
+      /** How long a `sourceUrl` fetch may take (ms); unset means `SOURCE_FETCH_TIMEOUT_MS` (src/contract/limits.ts). */
+      SOURCE_FETCH_TIMEOUT_MS?: string
     }
   }
 }

@@ -37,10 +37,16 @@ export interface CutoutOptions {
 
 /**
  * Creation POSTs that the API makes idempotent with `Idempotency-Key` (SPEC.md §4; optional for
- * catalog images, which then replay instead of charging twice), so a 5xx or a network error is
- * retried.
+ * catalog images, projects and their edits, and webhooks, which then replay instead of creating
+ * twice), so a 5xx or a network error is retried. Not `/v1/api-keys`: a replay of a key's creation
+ * answers without its secret (stored only as a hash), so a retried creation could only hand back a
+ * key nobody can use; it is sent once, like any plain POST.
  */
-const IDEMPOTENT_CREATES = new Set(['/v1/removals', '/v1/batches', '/v1/virtual-try-ons', '/v1/catalog-images'])
+const IDEMPOTENT_CREATES = [
+  /^\/v1\/(?:removals|batches|virtual-try-ons|catalog-images|projects|webhooks)$/,
+  /^\/v1\/projects\/[^/]+\/(?:revisions|refinements|exports)$/,
+]
+const isIdempotentCreate = (path: string) => IDEMPOTENT_CREATES.some((pattern) => pattern.test(path))
 
 type UploadType = NonNullable<components['schemas']['UploadRequest']['contentType']>
 /**
@@ -109,7 +115,7 @@ export class Cutout {
    */
   async send(request: Request, options: { retry?: boolean } = {}): Promise<Response> {
     const path = new URL(request.url).pathname
-    if (request.method === 'POST' && IDEMPOTENT_CREATES.has(path) && !request.headers.has('idempotency-key')) {
+    if (request.method === 'POST' && isIdempotentCreate(path) && !request.headers.has('idempotency-key')) {
       request.headers.set('idempotency-key', crypto.randomUUID())
     }
     const attempt = (req: Request) => this.#authorized(req)

@@ -840,8 +840,8 @@ export interface components {
          *     }
          */
         ApiKeyCreated: components["schemas"]["ApiKey"] & {
-            /** @description The secret: shown only in this response, stored only as a hash */
-            value: string;
+            /** @description The secret: shown only in the response that created the key, stored only as a hash. Absent from a replay of the same Idempotency-Key (the secret cannot be shown twice) */
+            value?: string;
         };
         /**
          * @example {
@@ -1612,7 +1612,11 @@ export interface components {
          */
         RemovalRequest: {
             options: components["schemas"]["RemovalOptions"];
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description A public http or https image URL. Private networks and metadata services are refused (422 unsafe_url); at most 5 redirects are followed; the whole fetch, redirects and body included, must finish within 10 s (else 400 invalid_input naming this field).
+             * @example https://images.example.com/products/mug.jpg
+             */
             sourceUrl?: string;
             /** Format: uuid */
             uploadId?: string;
@@ -1776,7 +1780,11 @@ export interface components {
          *     }
          */
         Source: {
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description A public http or https image URL. Private networks and metadata services are refused (422 unsafe_url); at most 5 redirects are followed; the whole fetch, redirects and body included, must finish within 10 s (else 400 invalid_input naming this field).
+             * @example https://images.example.com/products/mug.jpg
+             */
             sourceUrl?: string;
             /** Format: uuid */
             uploadId?: string;
@@ -2373,7 +2381,10 @@ export interface operations {
     createApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Idempotency-Key (optional): the same key and input replays the first response for 24 hours. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2383,7 +2394,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The new key; `value` is shown only here */
+            /** @description The new key; `value` is shown only here. A replay of the same Idempotency-Key answers the same key without `value`: the secret is stored only as a hash */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2437,7 +2448,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
+            /** @description Conflict: the Idempotency-Key was used with a different request, or its first request is still running (idempotency_conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5176,7 +5187,10 @@ export interface operations {
     createProject: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Idempotency-Key (optional): the same key and input replays the first response for 24 hours. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5186,7 +5200,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created, with revision 1: the removal’s mask at the source’s size */
+            /** @description Created, with revision 1: the removal’s mask at the source’s size (a replay of the same Idempotency-Key: that project) */
             201: {
                 headers: {
                     Location?: string;
@@ -5241,7 +5255,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
+            /** @description Conflict: the Idempotency-Key was used with a different request, or its first request is still running (idempotency_conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5712,6 +5726,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Idempotency-Key (optional): the same key and input replays the first response for 24 hours. */
+                "idempotency-key"?: string;
                 /** @description wait=N waits up to N (capped at 8) seconds */
                 prefer?: string;
             };
@@ -5726,7 +5742,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Rendered within the bounded wait */
+            /** @description Rendered within the bounded wait (a replay of the same Idempotency-Key: that export) */
             201: {
                 headers: {
                     Location?: string;
@@ -5791,7 +5807,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
+            /** @description Conflict: the Idempotency-Key was used with a different request, or its first request is still running (idempotency_conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6139,7 +6155,10 @@ export interface operations {
     createRefinement: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Idempotency-Key (optional): the same key and input replays the first response for 24 hours. */
+                "idempotency-key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -6151,7 +6170,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Queued; it ends as a new revision */
+            /** @description Queued; it ends as a new revision (a replay of the same Idempotency-Key: that refinement, as it is now) */
             202: {
                 headers: {
                     Location?: string;
@@ -6206,7 +6225,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description baseRevisionId is not the newest revision (revision_conflict) */
+            /** @description baseRevisionId is not the newest revision (revision_conflict), or the Idempotency-Key was used with a different request, or its first request is still running (idempotency_conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6535,7 +6554,10 @@ export interface operations {
     createRevision: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Idempotency-Key (optional): the same key and input replays the first response for 24 hours. */
+                "idempotency-key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -6547,7 +6569,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The new revision, now current */
+            /** @description The new revision, now current (a replay of the same Idempotency-Key: that revision) */
             201: {
                 headers: {
                     Location?: string;
@@ -6602,7 +6624,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description baseRevisionId is not the newest revision (revision_conflict) */
+            /** @description baseRevisionId is not the newest revision (revision_conflict), or the Idempotency-Key was used with a different request, or its first request is still running (idempotency_conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7884,7 +7906,10 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Idempotency-Key (optional): the same key and input replays the first response for 24 hours. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7894,7 +7919,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The endpoint and its signing secret, shown only here */
+            /** @description The endpoint and its signing secret, shown only here (and to a replay of the same Idempotency-Key, for 24 hours) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -7948,7 +7973,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
+            /** @description Conflict: the Idempotency-Key was used with a different request, or its first request is still running (idempotency_conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -102,6 +102,28 @@ describe('retries', () => {
 })
 
 describe('creation POSTs and uploads', () => {
+  it('keys the creating POSTs of projects, their edits and webhooks, and retries them with that key', async () => {
+    const project = '/v1/projects/0b7f1d1e-8c1a-4c2e-9d55-0f6c3c1c2f11'
+    for (const path of [
+      '/v1/projects',
+      '/v1/webhooks',
+      ...['revisions', 'refinements', 'exports'].map((e) => `${project}/${e}`),
+    ]) {
+      const { fetch, seen } = fake([() => problem(503, 'processor_unavailable'), () => ok({ id: 'x' })])
+      const cutout = new Cutout({ baseUrl: 'http://api.test', apiKey: 'k', fetch, retry: { baseDelayMs: 1 } })
+      const res = await cutout.send(new Request(`http://api.test${path}`, { method: 'POST', body: '{}' }))
+      expect(res.status, path).toBe(200)
+      const keys = seen.map((r) => r.headers.get('idempotency-key'))
+      expect(keys[0], path).toMatch(/^[0-9a-f-]{36}$/)
+      expect(keys, path).toEqual([keys[0], keys[0]])
+    }
+    // A read of the same paths and a project's other POSTs get no key.
+    const { fetch, seen } = fake([() => ok({})])
+    const cutout = new Cutout({ baseUrl: 'http://api.test', apiKey: 'k', fetch, retry: false })
+    await cutout.send(new Request(`http://api.test${project}/revisions/x`, { method: 'POST', body: '{}' }))
+    expect(seen[0].headers.get('idempotency-key')).toBeNull()
+  })
+
   it('retries a catalog image POST (multipart) with one Idempotency-Key', async () => {
     const bodies: string[] = []
     const { fetch, seen } = fake([

@@ -12,3 +12,11 @@ export const MAX_PIXELS = 25_000_000
 export const MIN_SIDE = 32
 /** Smallest `maxPixels` the edge may ask the inference server to scale an image down to. */
 export const MIN_MAX_PIXELS = 1024
+
+/**
+ * How long fetching a `sourceUrl` may take in all: DNS, every redirect hop, and the whole body
+ * (docs/decisions.md "A slow sourceUrl"). A source that never answers must not hold the request
+ * (and `Prefer: wait`) open; 10 s is ample for 50 MB from a healthy host. The Worker's
+ * `SOURCE_FETCH_TIMEOUT_MS` overrides it (tests shrink it).
+ */
+export const SOURCE_FETCH_TIMEOUT_MS = 10_000

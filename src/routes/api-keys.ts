@@ -3,11 +3,12 @@
  * API keys (SPEC.md §4): GET/POST /v1/api-keys, DELETE /v1/api-keys/{id}; all need `keys:write`.
  */
 import { createRoute } from '@hono/zod-openapi'
-import { errorResponses } from '../errors'
+import { ApiError, errorResponses, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
 import { ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyListSchema } from '../schemas/api-key'
-import { IdParams, json } from '../schemas/common'
+import { IDEMPOTENCY_CONFLICT, IdParams, json, OptionalIdempotencyHeaders } from '../schemas/common'
+import { createOnce } from '../services/idempotency'
 import { createApiKey, listApiKeys, revokeApiKey } from '../services/api-keys'
 
 const security = [{ Bearer: [] }]
@@ -32,8 +33,18 @@ export const create = createRoute({
   tags,
   security,
   middleware: [authorize('POST /v1/api-keys')] as const,
-  request: { body: { required: false, content: { 'application/json': { schema: ApiKeyCreateSchema } } } },
-  responses: { 201: json(ApiKeyCreatedSchema, 'The new key; `value` is shown only here'), ...errorResponses },
+  request: {
+    headers: OptionalIdempotencyHeaders,
+    body: { required: false, content: { 'application/json': { schema: ApiKeyCreateSchema } } },
+  },
+  responses: {
+    201: json(
+      ApiKeyCreatedSchema,
+      'The new key; `value` is shown only here. A replay of the same Idempotency-Key answers the same key without `value`: the secret is stored only as a hash',
+    ),
+    ...errorResponses,
+    409: problemContent(`Conflict: ${IDEMPOTENCY_CONFLICT}`),
+  },
 })
 
 export const remove = createRoute({
@@ -50,8 +61,32 @@ export const remove = createRoute({
 
 export const apiKeys = createRouter()
   .openapi(list, async (c) => c.json({ keys: await listApiKeys(c.env.DB, c.get('auth').workspaceId) }, 200))
-  .openapi(create, async (c) => c.json(await createApiKey(c.env.DB, c.get('auth'), c.req.valid('json') ?? {}), 201))
+  .openapi(create, async (c) => {
+    const auth = c.get('auth')
+    const body = c.req.valid('json') ?? {}
+    const key = await createOnce({
+      db: c.env.DB,
+      workspaceId: auth.workspaceId,
+      scope: 'api-keys',
+      key: c.req.valid('header')['idempotency-key'],
+      request: body,
+      create: () => createApiKey(c.env.DB, auth, body),
+      idOf: (created) => created.id,
+      find: (id) => replayedKey(c.env.DB, auth.workspaceId, id),
+    })
+    return c.json(key, 201)
+  })
   .openapi(remove, async (c) => {
     await revokeApiKey(c.env.DB, c.get('auth').workspaceId, c.req.valid('param').id)
     return c.body(null, 204)
   })
+
+/**
+ * A replayed creation answers with the key's metadata and no `value`: the secret exists only as a
+ * hash (SPEC.md §2 ApiKey), so nothing could show it twice. A key revoked since is gone (404).
+ */
+async function replayedKey(db: D1Database, workspaceId: string, id: string) {
+  const key = (await listApiKeys(db, workspaceId)).find((k) => k.id === id)
+  if (!key) throw new ApiError('job_not_found', `API key ${id} was revoked since it was created`)
+  return key
+}

@@ -9,9 +9,18 @@ import { createRoute } from '@hono/zod-openapi'
 import { errorResponses, problemContent } from '../errors'
 import { createRouter, preferWaitSeconds } from '../lib/router'
 import { authorize, resultAccess, resultWorkspace } from '../middleware/auth'
-import { IdempotencyHeaders, IdParams, json, optionalBearer, Uuid } from '../schemas/common'
+import {
+  IDEMPOTENCY_CONFLICT,
+  IdParams,
+  json,
+  OptionalIdempotencyHeaders,
+  OptionalIdempotencyPreferHeaders,
+  optionalBearer,
+  Uuid,
+} from '../schemas/common'
 import { ExportCreateSchema, ExportSchema, RefinementCreateSchema, RefinementSchema } from '../schemas/project'
 import { acceptExport, findExport, findExportById, toExport } from '../services/exports'
+import { createOnce } from '../services/idempotency'
 import { readResult } from '../services/jobs'
 import { findProject } from '../services/projects'
 import { acceptRefinement, findRefinement, toRefinement } from '../services/refinements'
@@ -43,12 +52,19 @@ const createRefinement = createRoute({
   middleware: [authorize('POST /v1/projects/{id}/refinements')] as const,
   request: {
     params: IdParams,
+    headers: OptionalIdempotencyHeaders,
     body: { required: true, content: { 'application/json': { schema: RefinementCreateSchema } } },
   },
   responses: {
-    202: { ...json(RefinementSchema, 'Queued; it ends as a new revision'), headers: Location },
+    202: {
+      ...json(
+        RefinementSchema,
+        'Queued; it ends as a new revision (a replay of the same Idempotency-Key: that refinement, as it is now)',
+      ),
+      headers: Location,
+    },
     ...errorResponses,
-    409: problemContent('baseRevisionId is not the newest revision (revision_conflict)'),
+    409: problemContent(`baseRevisionId is not the newest revision (revision_conflict), or ${IDEMPOTENCY_CONFLICT}`),
     429: problemContent('The project has used its 20 refinements, or the request rate is exceeded'),
   },
 })
@@ -75,13 +91,17 @@ const createExport = createRoute({
   middleware: [authorize('POST /v1/projects/{id}/exports')] as const,
   request: {
     params: IdParams,
-    headers: IdempotencyHeaders.pick({ prefer: true }),
+    headers: OptionalIdempotencyPreferHeaders,
     body: { required: true, content: { 'application/json': { schema: ExportCreateSchema } } },
   },
   responses: {
-    201: { ...json(ExportSchema, 'Rendered within the bounded wait'), headers: Location },
+    201: {
+      ...json(ExportSchema, 'Rendered within the bounded wait (a replay of the same Idempotency-Key: that export)'),
+      headers: Location,
+    },
     202: { ...json(ExportSchema, 'Accepted; poll Location or watch the project’s events'), headers: Location },
     ...errorResponses,
+    409: problemContent(`Conflict: ${IDEMPOTENCY_CONFLICT}`),
   },
 })
 
@@ -126,7 +146,17 @@ export const projectEdits = createRouter()
   .openapi(createRefinement, async (c) => {
     const auth = c.get('auth')
     const project = await findProject(c.env.DB, auth.workspaceId, c.req.valid('param').id)
-    const row = await acceptRefinement(c.env, { auth, requestId: c.get('requestId') }, project, c.req.valid('json'))
+    const body = c.req.valid('json')
+    const row = await createOnce({
+      db: c.env.DB,
+      workspaceId: auth.workspaceId,
+      scope: 'project-refinements',
+      key: c.req.valid('header')['idempotency-key'],
+      request: { projectId: project.id, body },
+      create: () => acceptRefinement(c.env, { auth, requestId: c.get('requestId') }, project, body),
+      idOf: (created) => created.id,
+      find: (id) => findRefinement(c.env.DB, auth.workspaceId, project.id, id),
+    })
     c.header('Location', `/v1/projects/${project.id}/refinements/${row.id}`)
     return c.json(await toRefinement(c.env.DB, row), 202)
   })
@@ -138,8 +168,20 @@ export const projectEdits = createRouter()
   .openapi(createExport, async (c) => {
     const auth = c.get('auth')
     const project = await findProject(c.env.DB, auth.workspaceId, c.req.valid('param').id)
-    const prefer = preferWaitSeconds(c.req.valid('header').prefer)
-    const row = await acceptExport(c.env, { auth, requestId: c.get('requestId') }, project, c.req.valid('json'))
+    const headers = c.req.valid('header')
+    const prefer = preferWaitSeconds(headers.prefer)
+    const body = c.req.valid('json')
+    // A replay waits for the same export as the first request did (`Prefer` is not part of the request).
+    const row = await createOnce({
+      db: c.env.DB,
+      workspaceId: auth.workspaceId,
+      scope: 'project-exports',
+      key: headers['idempotency-key'],
+      request: { projectId: project.id, body },
+      create: () => acceptExport(c.env, { auth, requestId: c.get('requestId') }, project, body),
+      idOf: (created) => created.id,
+      find: (id) => findExport(c.env.DB, auth.workspaceId, project.id, id),
+    })
     const waitSeconds = prefer ?? DEFAULT_EXPORT_WAIT_SECONDS
     const finished = waitSeconds
       ? await c.env.JOB_RUN.get(c.env.JOB_RUN.idFromName(row.id)).waitForTerminal(waitSeconds * 1000)

@@ -8,7 +8,7 @@ import { createRoute } from '@hono/zod-openapi'
 import { errorResponses, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
-import { IdParams, json, Uuid } from '../schemas/common'
+import { IDEMPOTENCY_CONFLICT, IdParams, json, OptionalIdempotencyHeaders, Uuid } from '../schemas/common'
 import {
   ProjectCreateSchema,
   ProjectListQuery,
@@ -19,6 +19,7 @@ import {
   RevisionSchema,
 } from '../schemas/project'
 import { projectStream } from '../services/events'
+import { createOnce } from '../services/idempotency'
 import { createProject, deleteProject, findProject, listProjects, toProject } from '../services/projects'
 import { createRevision, findRevision, listRevisions, toRevision } from '../services/revisions'
 
@@ -40,13 +41,20 @@ const create = createRoute({
   tags,
   security,
   middleware: [authorize('POST /v1/projects')] as const,
-  request: { body: { required: true, content: { 'application/json': { schema: ProjectCreateSchema } } } },
+  request: {
+    headers: OptionalIdempotencyHeaders,
+    body: { required: true, content: { 'application/json': { schema: ProjectCreateSchema } } },
+  },
   responses: {
     201: {
-      ...json(ProjectSchema, 'Created, with revision 1: the removal’s mask at the source’s size'),
+      ...json(
+        ProjectSchema,
+        'Created, with revision 1: the removal’s mask at the source’s size (a replay of the same Idempotency-Key: that project)',
+      ),
       headers: { Location: { schema: { type: 'string' } } },
     },
     ...errorResponses,
+    409: problemContent(`Conflict: ${IDEMPOTENCY_CONFLICT}`),
     410: problemContent('The removal’s result or source is past retention'),
   },
 })
@@ -134,15 +142,16 @@ const createRev = createRoute({
   middleware: [authorize('POST /v1/projects/{id}/revisions')] as const,
   request: {
     params: IdParams,
+    headers: OptionalIdempotencyHeaders,
     body: { required: true, content: { 'application/json': { schema: RevisionCreateSchema } } },
   },
   responses: {
     201: {
-      ...json(RevisionSchema, 'The new revision, now current'),
+      ...json(RevisionSchema, 'The new revision, now current (a replay of the same Idempotency-Key: that revision)'),
       headers: { Location: { schema: { type: 'string' } } },
     },
     ...errorResponses,
-    409: problemContent('baseRevisionId is not the newest revision (revision_conflict)'),
+    409: problemContent(`baseRevisionId is not the newest revision (revision_conflict), or ${IDEMPOTENCY_CONFLICT}`),
   },
 })
 
@@ -176,7 +185,17 @@ const getMask = createRoute({
 export const projects = createRouter()
   .openapi(create, async (c) => {
     const { workspaceId } = c.get('auth')
-    const row = await createProject(c.env, workspaceId, c.req.valid('json'))
+    const body = c.req.valid('json')
+    const row = await createOnce({
+      db: c.env.DB,
+      workspaceId,
+      scope: 'projects',
+      key: c.req.valid('header')['idempotency-key'],
+      request: body,
+      create: () => createProject(c.env, workspaceId, body),
+      idOf: (created) => created.id,
+      find: (id) => findProject(c.env.DB, workspaceId, id),
+    })
     const project = await toProject(c.env.DB, row)
     c.header('Location', project.links.self)
     return c.json(project, 201)
@@ -210,8 +229,20 @@ export const projects = createRouter()
     return c.json({ revisions: (await listRevisions(c.env.DB, project.id)).map(toRevision) }, 200)
   })
   .openapi(createRev, async (c) => {
-    const project = await findProject(c.env.DB, c.get('auth').workspaceId, c.req.valid('param').id)
-    const revision = toRevision(await createRevision(c.env, project, c.req.valid('json')))
+    const { workspaceId } = c.get('auth')
+    const project = await findProject(c.env.DB, workspaceId, c.req.valid('param').id)
+    const body = c.req.valid('json')
+    const row = await createOnce({
+      db: c.env.DB,
+      workspaceId,
+      scope: 'project-revisions',
+      key: c.req.valid('header')['idempotency-key'],
+      request: { projectId: project.id, body },
+      create: () => createRevision(c.env, project, body),
+      idOf: (created) => created.id,
+      find: (id) => findRevision(c.env.DB, project.id, id),
+    })
+    const revision = toRevision(row)
     c.header('Location', revision.links.self)
     return c.json(revision, 201)
   })

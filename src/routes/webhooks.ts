@@ -8,7 +8,7 @@ import { createRoute } from '@hono/zod-openapi'
 import { ApiError, errorResponses, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
-import { IdParams, json } from '../schemas/common'
+import { IDEMPOTENCY_CONFLICT, IdParams, json, OptionalIdempotencyHeaders } from '../schemas/common'
 import {
   ReplayParams,
   ReplaySchema,
@@ -17,7 +17,17 @@ import {
   WebhookEndpointCreatedSchema,
   WebhookEndpointListSchema,
 } from '../schemas/webhook'
-import { createEndpoint, disableEndpoint, findEndpoint, listEndpoints, outboxFor } from '../services/webhooks'
+import type { Env } from '../env'
+import { createOnce } from '../services/idempotency'
+import {
+  createEndpoint,
+  decryptSecret,
+  disableEndpoint,
+  findEndpoint,
+  listEndpoints,
+  outboxFor,
+  toEndpoint,
+} from '../services/webhooks'
 
 const security = [{ Bearer: [] }]
 const tags = ['Webhooks']
@@ -30,10 +40,17 @@ export const create = createRoute({
   tags,
   security,
   middleware: [authorize('POST /v1/webhooks')] as const,
-  request: { body: { required: true, content: { 'application/json': { schema: WebhookCreateSchema } } } },
+  request: {
+    headers: OptionalIdempotencyHeaders,
+    body: { required: true, content: { 'application/json': { schema: WebhookCreateSchema } } },
+  },
   responses: {
-    201: json(WebhookEndpointCreatedSchema, 'The endpoint and its signing secret, shown only here'),
+    201: json(
+      WebhookEndpointCreatedSchema,
+      'The endpoint and its signing secret, shown only here (and to a replay of the same Idempotency-Key, for 24 hours)',
+    ),
     ...errorResponses,
+    409: problemContent(`Conflict: ${IDEMPOTENCY_CONFLICT}`),
     422: problemContent('The URL points at a prohibited target (SSRF guard)'),
   },
 })
@@ -89,9 +106,21 @@ export const replay = createRoute({
 })
 
 export const webhooks = createRouter()
-  .openapi(create, async (c) =>
-    c.json(await createEndpoint(c.env, c.get('auth').workspaceId, c.req.valid('json')), 201),
-  )
+  .openapi(create, async (c) => {
+    const { workspaceId } = c.get('auth')
+    const body = c.req.valid('json')
+    const endpoint = await createOnce({
+      db: c.env.DB,
+      workspaceId,
+      scope: 'webhooks',
+      key: c.req.valid('header')['idempotency-key'],
+      request: body,
+      create: () => createEndpoint(c.env, workspaceId, body),
+      idOf: (created) => created.id,
+      find: (id) => endpointWithSecret(c.env, workspaceId, id),
+    })
+    return c.json(endpoint, 201)
+  })
   .openapi(list, async (c) => c.json({ endpoints: await listEndpoints(c.env.DB, c.get('auth').workspaceId) }, 200))
   .openapi(remove, async (c) => {
     const { id } = c.req.valid('param')
@@ -120,3 +149,13 @@ export const webhooks = createRouter()
     if (!replayed) throw new ApiError('job_not_found', `No delivery ${deliveryId} for webhook endpoint ${endpointId}`)
     return c.json(replayed, 202)
   })
+
+/**
+ * A replayed registration answers as the first did, secret included: a client whose first answer
+ * was lost needs that secret to verify deliveries. The secret is read back from the endpoint, where
+ * it is kept AES-GCM encrypted; the idempotency record holds only the endpoint's id.
+ */
+async function endpointWithSecret(env: Env, workspaceId: string, id: string) {
+  const row = await findEndpoint(env.DB, workspaceId, id)
+  return { ...toEndpoint(row), secret: await decryptSecret(env.DATA_ENCRYPTION_KEY, row.secret_ciphertext, row.id) }
+}

@@ -31,7 +31,10 @@ export const ApiKeySchema = z
   .openapi('ApiKey', { example: EXAMPLE_KEY })
 
 export const ApiKeyCreatedSchema = ApiKeySchema.extend({
-  value: z.string().openapi({ description: 'The secret: shown only in this response, stored only as a hash' }),
+  value: z.string().optional().openapi({
+    description:
+      'The secret: shown only in the response that created the key, stored only as a hash. Absent from a replay of the same Idempotency-Key (the secret cannot be shown twice)',
+  }),
 }).openapi('ApiKeyCreated', {
   example: { ...EXAMPLE_KEY, lastUsedAt: null, value: 'sk_live_Xq3vEXAMPLE-only_not-a-real-key_00000000000' },
 })

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi'
+import { SOURCE_FETCH_TIMEOUT_MS } from '../contract/limits'
 
 /**
  * A resource id in a request (path parameter, body field, query filter). UUIDs are
@@ -10,6 +11,15 @@ export const Uuid = z.uuid().toLowerCase()
 
 export const IdParams = z.object({
   id: Uuid.openapi({ param: { name: 'id', in: 'path' }, example: '0b7f1d1e-8c1a-4c2e-9d55-0f6c3c1c2f11' }),
+})
+
+/**
+ * A `sourceUrl` (removals, try-on images): checked by the SSRF guard on every hop and fetched
+ * within one time bound (SPEC.md §4 "Source URLs"; docs/decisions.md "A slow sourceUrl").
+ */
+export const SourceUrl = z.url({ protocol: /^https?$/ }).openapi({
+  description: `A public http or https image URL. Private networks and metadata services are refused (422 unsafe_url); at most 5 redirects are followed; the whole fetch, redirects and body included, must finish within ${SOURCE_FETCH_TIMEOUT_MS / 1000} s (else 400 invalid_input naming this field).`,
+  example: 'https://images.example.com/products/mug.jpg',
 })
 
 /**
@@ -28,16 +38,25 @@ const idempotencyKey = (required: boolean) =>
       description: `Idempotency-Key (${required ? 'required' : 'optional'}): the same key and input replays the first response for 24 hours.`,
     })
 
-export const IdempotencyHeaders = z.object({
-  'idempotency-key': idempotencyKey(true),
-  prefer: z
-    .string()
-    .optional()
-    .openapi({ param: { in: 'header' }, example: 'wait=8', description: 'wait=N waits up to N (capped at 8) seconds' }),
-})
+const prefer = z
+  .string()
+  .optional()
+  .openapi({ param: { in: 'header' }, example: 'wait=8', description: 'wait=N waits up to N (capped at 8) seconds' })
 
-/** An optional `Idempotency-Key` (routes SPEC.md does not require one on, e.g. catalog images). */
+export const IdempotencyHeaders = z.object({ 'idempotency-key': idempotencyKey(true), prefer })
+
+/**
+ * An optional `Idempotency-Key`: the routes SPEC.md does not require one on, which create all the
+ * same (catalog images, projects and their edits, webhooks, API keys).
+ */
 export const OptionalIdempotencyHeaders = z.object({ 'idempotency-key': idempotencyKey(false) })
+
+/** How a route with an optional `Idempotency-Key` describes its 409 `idempotency_conflict`. */
+export const IDEMPOTENCY_CONFLICT =
+  'the Idempotency-Key was used with a different request, or its first request is still running (idempotency_conflict)'
+
+/** An optional `Idempotency-Key` and `Prefer: wait` (exports). */
+export const OptionalIdempotencyPreferHeaders = OptionalIdempotencyHeaders.extend({ prefer })
 
 /**
  * A JSON response. `example` is for a schema shared by responses that differ (the health checks);

@@ -4,8 +4,8 @@
  * legacy `format`/`recipe` fields are refused like any other unknown field.
  */
 import { z } from '@hono/zod-openapi'
-import { Uuid } from './common'
 import * as contract from '../contract/options'
+import { SourceUrl, Uuid } from './common'
 import { filePart, multipartSchema } from './multipart'
 
 export const AlphaSchema = contract.AlphaSchema.openapi('Alpha', {
@@ -22,7 +22,7 @@ export type { RemovalOptions } from '../contract/options'
 
 export const RemovalJsonSchema = z
   .strictObject({
-    sourceUrl: z.url({ protocol: /^https?$/ }).optional(),
+    sourceUrl: SourceUrl.optional(),
     uploadId: Uuid.optional(),
     options: RemovalOptionsSchema,
   })

@@ -5,8 +5,8 @@
  * nothing else. Strict everywhere.
  */
 import { z } from '@hono/zod-openapi'
-import { Uuid } from './common'
 import * as contract from '../contract/tryon'
+import { SourceUrl, Uuid } from './common'
 import { filePart, multipartSchema } from './multipart'
 
 const EXAMPLE_OPTIONS = { category: 'upper_body' as const, seed: 42 }
@@ -16,7 +16,7 @@ export const TryOnOptionsSchema = contract.TryOnOptionsSchema.openapi('TryOnOpti
 /** Exactly one of `sourceUrl` or `uploadId` (checked in the handler, naming the member). */
 export const SourceSchema = z
   .strictObject({
-    sourceUrl: z.url({ protocol: /^https?$/ }).optional(),
+    sourceUrl: SourceUrl.optional(),
     uploadId: Uuid.optional(),
   })
   .openapi('Source', {

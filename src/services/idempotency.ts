@@ -6,6 +6,7 @@
  * retry with the same key once it has fixed the cause.
  */
 import { ApiError } from '../errors'
+import { sha256Hex } from '../lib/crypto'
 import { DAY_MS, iso } from '../lib/time'
 
 export const IDEMPOTENCY_TTL_MS = DAY_MS
@@ -137,4 +138,54 @@ export async function idempotent(
     await claim.release()
     throw err
   }
+}
+
+/** What {@link createOnce} needs to make a resource once per `Idempotency-Key` and input. */
+export interface CreateOnceOptions<Created, Replayed> {
+  db: D1Database
+  workspaceId: string
+  /** The route's own namespace of keys (`projects`, `project-revisions`, `api-keys`, …). */
+  scope: string
+  /** The optional header: without it every request creates, as before. */
+  key: string | undefined
+  /** What makes two requests the same: the validated body plus the path ids outside `scope`. */
+  request: unknown
+  create: () => Promise<Created>
+  idOf: (created: Created) => string
+  /** The resource again by its id: what a replay answers with. */
+  find: (id: string) => Promise<Replayed>
+}
+
+/**
+ * Creates a resource at most once per `Idempotency-Key` and input, with the rules of
+ * {@link idempotent} (a replay for the same input, 409 for other input or while the first is
+ * running, a failure frees the key). Only the new resource's id is remembered, never its body, so
+ * no secret (an API key's value, a webhook's signing secret) is ever stored by this table; a
+ * replay reads the resource afresh with `find` and the route answers as for the first request.
+ * @example const row = await createOnce({ db, workspaceId, scope: 'projects', key, request: body,
+ *   create: () => createProject(env, workspaceId, body), idOf: (p) => p.id,
+ *   find: (id) => findProject(db, workspaceId, id) })
+ */
+export async function createOnce<Created, Replayed>(
+  opts: CreateOnceOptions<Created, Replayed>,
+): Promise<Created | Replayed> {
+  const { db, workspaceId, scope, key, request, create, idOf, find } = opts
+  if (key === undefined) return create()
+  let created: { value: Created } | undefined
+  const stored = await idempotent(db, workspaceId, scope, key, await sha256Hex(canonicalJson(request)), async () => {
+    created = { value: await create() }
+    // The status is the record's, not the answer's: each route answers a replay as it answered first.
+    return { status: 201, body: JSON.stringify({ id: idOf(created.value) }) }
+  })
+  if (created) return created.value
+  return find((JSON.parse(stored.body) as { id: string }).id)
+}
+
+/** JSON with every object's keys sorted: `{a, b}` and `{b, a}` are one request. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  )
 }

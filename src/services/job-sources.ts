@@ -8,13 +8,16 @@ import type { Env } from '../env'
 import { ApiError } from '../errors'
 import { sha256Hex } from '../lib/crypto'
 import { MAX_IMAGE_BYTES } from '../lib/image-sniff'
+import { SOURCE_FETCH_TIMEOUT_MS } from '../contract/limits'
 import { deleteByPrefix } from '../lib/storage'
-import { readLimited, storeBytes, type StoredSource } from './sources'
+import { storeBytes, type StoredSource } from './sources'
 import {
   allowlistFromEnv,
   DohResolver,
-  guardedFetch,
+  fetchSourceBytes,
+  formatSeconds,
   SourceFetchError,
+  SourceTimeoutError,
   SourceTooLargeError,
   UnsafeUrlError,
 } from './ssrf'
@@ -115,24 +118,37 @@ export async function resolveSource(
   }
 }
 
+/** The `sourceUrl` bound: `SOURCE_FETCH_TIMEOUT_MS` from the environment when it is a positive number. */
+export function sourceFetchTimeoutMs(env: { SOURCE_FETCH_TIMEOUT_MS?: string }): number {
+  const value = Number(env.SOURCE_FETCH_TIMEOUT_MS)
+  return env.SOURCE_FETCH_TIMEOUT_MS && Number.isFinite(value) && value > 0 ? value : SOURCE_FETCH_TIMEOUT_MS
+}
+
+/**
+ * The bytes behind a `sourceUrl`, as a problem naming `field` when they cannot be had. Problems
+ * carry our own words only: an exception's text (the runtime's, a resolver's) stays in its cause.
+ */
 async function fetchSource(env: Env, url: string, field: string): Promise<Uint8Array> {
   try {
-    const res = await guardedFetch(url, {
+    return await fetchSourceBytes(url, {
       resolver: new DohResolver({ url: env.DNS_RESOLVER_URL }),
       allowlist: allowlistFromEnv(env),
-      maxRedirects: 5,
       maxBytes: MAX_IMAGE_BYTES,
-      signal: AbortSignal.timeout(30_000),
+      timeoutMs: sourceFetchTimeoutMs(env),
     })
-    if (!res.body) throw new SourceFetchError('The source URL returned no body')
-    return await readLimited(res.body)
   } catch (err) {
     if (err instanceof UnsafeUrlError) {
       throw new ApiError('unsafe_url', `The source URL is not allowed: ${err.reason}`, { field })
     }
+    if (err instanceof SourceTimeoutError) {
+      throw new ApiError('invalid_input', `${field} did not answer within ${formatSeconds(err.timeoutMs)}`, {
+        field,
+        cause: err,
+      })
+    }
     if (err instanceof SourceTooLargeError) throw new ApiError('image_too_large', err.message, { field })
-    if (err instanceof SourceFetchError) throw new ApiError('invalid_input', err.message, { field })
+    if (err instanceof SourceFetchError) throw new ApiError('invalid_input', err.message, { field, cause: err })
     if (err instanceof ApiError) throw err
-    throw new ApiError('invalid_input', `The source URL could not be fetched: ${String(err)}`, { field })
+    throw new ApiError('invalid_input', `${field} could not be fetched`, { field, cause: err })
   }
 }

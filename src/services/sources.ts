@@ -60,18 +60,6 @@ export async function storeBytes(
   return { key, size: bytes.byteLength, sha256, mimeType }
 }
 
-/** Reads a stream into memory, refusing more than `limit` bytes. */
-export async function readLimited(stream: ReadableStream<Uint8Array>, limit = MAX_IMAGE_BYTES): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength
-    if (size > limit) throw tooLarge(size)
-    chunks.push(chunk)
-  }
-  return concat(chunks, size)
-}
-
 /**
  * Streams a body of declared length into R2: the head is sniffed first, then the rest flows
  * through a SHA-256 digest and a FixedLengthStream (R2 needs the length up front). A body that

@@ -54,6 +54,19 @@ export class SourceFetchError extends Error {
   }
 }
 
+/** The source did not send its whole body within `timeoutMs`. Maps to 400 `invalid_input`, `sourceUrl`. */
+export class SourceTimeoutError extends SourceFetchError {
+  override name = 'SourceTimeoutError'
+  constructor(readonly timeoutMs: number) {
+    super(`The source did not answer within ${formatSeconds(timeoutMs)}`)
+  }
+}
+
+/** `10_000` → "10 s", `1_500` → "1.5 s": how a bound reads in a problem. */
+export function formatSeconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(3))} s`
+}
+
 /** The source is larger than `maxBytes` (by Content-Length, or while streaming). */
 export class SourceTooLargeError extends SourceFetchError {
   override name = 'SourceTooLargeError'
@@ -209,8 +222,9 @@ export async function checkUrl(raw: string, opts: UrlCheckOptions): Promise<URL>
   let addresses: string[]
   try {
     addresses = await opts.resolver.resolve(host.replace(/\.+$/, ''))
-  } catch (err) {
-    throw new UnsafeUrlError(`DNS lookup for ${host} failed: ${(err as Error).message}`, shown)
+  } catch {
+    // The resolver's own error text (a network error's, say) is not the client's business.
+    throw new UnsafeUrlError(`DNS lookup for ${host} failed`, shown)
   }
   if (addresses.length === 0) throw new UnsafeUrlError(`${host} has no A or AAAA records`, shown)
   for (const address of addresses) {
@@ -254,8 +268,10 @@ export async function guardedFetch(url: string, opts: GuardedFetchOptions): Prom
       res = await fetchImpl(target.toString(), { redirect: 'manual', signal })
     } catch (err) {
       if (signal?.aborted) throw err
-      const message = `Could not fetch ${target}: ${(err as Error).message}`
-      throw new SourceFetchError(message, undefined, { cause: err })
+      // Plain words only: the runtime's exception text goes to the cause, never to a problem.
+      throw new SourceFetchError(`Could not fetch ${target}: the host could not be reached`, undefined, {
+        cause: err,
+      })
     }
     if (REDIRECT_STATUSES.has(res.status) && res.headers.has('location')) {
       await res.body?.cancel()
@@ -282,6 +298,61 @@ export async function guardedFetch(url: string, opts: GuardedFetchOptions): Prom
     }
     return new Response(limitBody(res.body, maxBytes), res)
   }
+}
+
+/**
+ * Fetches a user-supplied URL with {@link guardedFetch} and reads its whole body, all within
+ * `timeoutMs`: DNS, every hop and the body share one deadline, so a source that never answers
+ * (or trickles) cannot hold the request. The one way a `sourceUrl` is fetched (removals and
+ * try-ons alike).
+ * @throws {SourceTimeoutError} the deadline passed first
+ * @throws {UnsafeUrlError | SourceFetchError | SourceTooLargeError} as {@link guardedFetch}
+ * @example await fetchSourceBytes(url, { resolver, allowlist, maxBytes, timeoutMs: 10_000 })
+ */
+export async function fetchSourceBytes(
+  url: string,
+  opts: Omit<GuardedFetchOptions, 'signal'> & { timeoutMs: number },
+): Promise<Uint8Array> {
+  const controller = new AbortController()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  // A race rather than only the signal: a DNS-over-HTTPS lookup takes no signal, and a body may
+  // stall without the runtime noticing the abort.
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const err = new SourceTimeoutError(opts.timeoutMs)
+      controller.abort(err)
+      reject(err)
+    }, opts.timeoutMs)
+  })
+  const work = (async () => {
+    const res = await guardedFetch(url, { ...opts, signal: controller.signal })
+    if (!res.body) throw new SourceFetchError(`${url} answered with no body`)
+    return readAll(res.body)
+  })()
+  // Once the deadline has won, the abandoned fetch's rejection belongs to no one.
+  work.catch(() => undefined)
+  try {
+    return await Promise.race([work, deadline])
+  } finally {
+    if (timer !== undefined) clearTimeout(timer)
+  }
+}
+
+/** Reads a body to its end (its size is already limited by {@link limitBody}). */
+async function readAll(body: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    chunks.push(chunk)
+    size += chunk.byteLength
+  }
+  const out = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    out.set(chunk, offset)
+    offset += chunk.byteLength
+  }
+  return out
 }
 
 export interface GuardedPostOptions extends UrlCheckOptions {

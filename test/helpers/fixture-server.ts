@@ -1,6 +1,6 @@
 /**
  * The test world outside the Worker, on 127.0.0.1 only: image files to fetch by `sourceUrl`,
- * redirects, the switch of the inference proxy, webhook receivers, and `POST /inspect` to read
+ * redirects, a source that never answers (`/never-answers`), the switch of the inference proxy, webhook receivers, and `POST /inspect` to read
  * what the API returned (file-inspector.ts). (The SSRF guard's
  * DNS-over-HTTPS stand-in is its own server: doh-server.ts.)
  *
@@ -123,6 +123,11 @@ export function startFixtureServer(port: number, proxy: InferenceProxy): Promise
       res.writeHead(200, { 'content-type': 'image/png' })
       return res.end('this is not an image, whatever its name says\n')
     }
+    if (url.pathname === '/never-answers') {
+      // Takes the request and sends nothing, ever: the `sourceUrl` time bound's case. The
+      // connection stays open until the teardown's closeAllConnections.
+      return
+    }
     if (url.pathname === '/redirect') {
       res.writeHead(302, { location: url.searchParams.get('to') ?? '/' })
       return res.end()
@@ -165,5 +170,8 @@ export function startFixtureServer(port: number, proxy: InferenceProxy): Promise
     res.writeHead(404)
     res.end()
   })
+  // Drawn now, while the rest of the test world starts: a `sourceUrl` of it must arrive well within
+  // the tests' short SOURCE_FETCH_TIMEOUT_MS even on a busy machine.
+  void twelveMegapixelPhoto()
   return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server)))
 }

@@ -19,6 +19,7 @@ export default async function setup() {
   const fixtures = await startFixtureServer(fixturePort, proxy)
   const doh = await startDohServer(dohPort)
   return async () => {
+    fixtures.closeAllConnections() // `/never-answers` keeps its requests open
     await new Promise((r) => fixtures.close(r))
     await new Promise((r) => doh.close(r))
     proxy.server.closeAllConnections()

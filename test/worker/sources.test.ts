@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest'
 import { env } from 'cloudflare:test'
-import { api, expectProblem, fixtureBytes, RAW_CUTOUT, removal, seedWorkspace, settled, usage } from './helpers'
+import {
+  api,
+  expectProblem,
+  fixtureBytes,
+  RAW_CUTOUT,
+  removal,
+  seedWorkspace,
+  settled,
+  uploadImage,
+  usage,
+} from './helpers'
 
 /** A PNG signature and IHDR claiming width×height; the pixels never follow. */
 function pngHeader(width: number, height: number): Uint8Array {
@@ -192,6 +202,47 @@ describe('sourceUrl', () => {
     for (const sourceUrl of unsafe) {
       await expectProblem(await removal(key, { sourceUrl, options: RAW_CUTOUT }), 422, 'unsafe_url', 'sourceUrl')
     }
+    expect(await usage(key)).toMatchObject({ held: 0, used: 0 })
+  })
+
+  // SOURCE_FETCH_TIMEOUT_MS is 1000 in the Worker tests (production: 10 s, src/contract/limits.ts).
+  it('a source that never answers is 400 naming sourceUrl after the bound, in plain words, nothing held', async () => {
+    const { key } = await seedWorkspace()
+    const started = Date.now()
+    const res = await removal(
+      key,
+      { sourceUrl: `${env.FIXTURE_ORIGIN}/never-answers`, options: RAW_CUTOUT },
+      { wait: 8 },
+    )
+    const elapsed = Date.now() - started
+    const problem = await expectProblem(res, 400, 'invalid_input', 'sourceUrl')
+    expect(problem.detail).toBe('sourceUrl did not answer within 1 s')
+    expect(elapsed).toBeGreaterThanOrEqual(1000)
+    expect(elapsed).toBeLessThan(8000)
+    expect(await usage(key)).toMatchObject({ held: 0, used: 0 })
+  })
+
+  it('the same bound holds after a redirect and for a try-on image, naming its member', async () => {
+    const { key } = await seedWorkspace()
+    const never = `${env.FIXTURE_ORIGIN}/never-answers`
+    const redirected = `${env.FIXTURE_ORIGIN}/redirect?to=${encodeURIComponent(never)}`
+    const problem = await expectProblem(
+      await removal(key, { sourceUrl: redirected, options: RAW_CUTOUT }),
+      400,
+      'invalid_input',
+      'sourceUrl',
+    )
+    expect(problem.detail).toBe('sourceUrl did not answer within 1 s')
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    const body = {
+      person: { uploadId: upload.id },
+      garment: { sourceUrl: never },
+      options: { category: 'upper_body' },
+    }
+    const headers = { 'idempotency-key': crypto.randomUUID() }
+    const res = await api('/v1/virtual-try-ons', { method: 'POST', key, json: body, headers })
+    const tryOn = await expectProblem(res, 400, 'invalid_input', 'garment.sourceUrl')
+    expect(tryOn.detail).toBe('garment.sourceUrl did not answer within 1 s')
     expect(await usage(key)).toMatchObject({ held: 0, used: 0 })
   })
 
