@@ -297,7 +297,7 @@ describe('exports', () => {
     testBudget(1),
   )
 
-  it('a revision’s recipe is the default; results expire after 24 h with 410; bad requests are 400', async () => {
+  it('a revision’s recipe is the default; results expire after 24 h with 410; bad requests are 400, recipes too large to render 413', async () => {
     const { key } = await seedWorkspace()
     const project = await createProject(key, await succeededRemoval(key, 'astronaut.png'))
     const recipe = { version: 1, width: 100, height: 50 }
@@ -329,6 +329,24 @@ describe('exports', () => {
       'invalid_input',
       'recipe.margin',
     )
+    // A recipe SPEC.md allows but no render of this 512×512 source fits: 413 when asked, naming the
+    // field that sizes it, and no export is made (it could only fail).
+    const exports = () =>
+      env.DB.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE project_id = ? AND kind = 'export'`)
+        .bind(project.id)
+        .first<number>('n')
+    const made = await exports()
+    for (const format of ['png', 'psd', 'zip']) {
+      const huge = await exportOf(key, project.id, { format, recipe: { version: 1, width: 10_000, height: 10_000 } })
+      const body = await expectProblem(huge, 413, 'image_too_large', 'recipe.width')
+      expect(body.detail).toBe('Expected a rendered image of at most 50000000 pixels but the recipe makes 10000×10000')
+    }
+    const margin = await exportOf(key, project.id, { format: 'png', recipe: { version: 1, crop: true, margin: 5000 } })
+    expect((await expectProblem(margin, 413, 'image_too_large', 'recipe.margin')).detail).toMatch(
+      /the recipe makes at least 10001×10001$/,
+    )
+    expect(await exports()).toBe(made)
+
     const stranger = await seedWorkspace()
     await expectProblem(await exportOf(stranger.key, project.id, { format: 'png' }), 404, 'job_not_found')
     await expectProblem(
