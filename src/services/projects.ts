@@ -11,7 +11,7 @@ import { copyHashed, deleteByPrefix } from '../lib/storage'
 import { iso } from '../lib/time'
 import type { Project } from '../schemas/project'
 import { InferenceClient, inferenceProblem, InferenceFailure } from './inference'
-import { findJob, resultExpired } from './jobs'
+import { findJob, type JobRow, resultExpired } from './jobs'
 import { projectStream } from './events'
 import { type RevisionRow, reviseMask, revisionInsert } from './revisions'
 
@@ -80,11 +80,7 @@ export async function createProject(
   { jobId, name }: { jobId: string; name?: string },
 ): Promise<ProjectRow> {
   const job = await findJob(env.DB, workspaceId, jobId)
-  if (job.kind !== 'remove_background' || job.status !== 'succeeded' || !job.result_key) {
-    throw new ApiError('invalid_input', `Expected a succeeded removal job, but job ${jobId} is ${job.status}`, {
-      field: 'jobId',
-    })
-  }
+  assertProjectSource(job)
   if (resultExpired(job)) {
     throw new ApiError('asset_expired', `The result of job ${jobId} expired at ${job.expires_at}`)
   }
@@ -140,6 +136,17 @@ export async function createProject(
   } catch (err) {
     await deleteProjectBytes(env, id)
     throw err
+  }
+}
+
+/** Only a removal that succeeded starts a project; the message names what the job is instead. */
+function assertProjectSource(job: JobRow): asserts job is JobRow & { result_key: string } {
+  const refuse = (detail: string) => new ApiError('invalid_input', detail, { field: 'jobId' })
+  if (job.kind !== 'remove_background') {
+    throw refuse(`Expected a removal job, but job ${job.id} is a ${job.kind} job`)
+  }
+  if (job.status !== 'succeeded' || !job.result_key) {
+    throw refuse(`Expected a succeeded removal job, but job ${job.id} is ${job.status}`)
   }
 }
 

@@ -68,6 +68,15 @@ describe('projects', () => {
       'invalid_input',
       'jobId',
     )
+    // The message says what is wrong with the job: its kind, or its status.
+    const refusal = async () => {
+      const res = await api('/v1/projects', { method: 'POST', key: other.key, json: { jobId } })
+      return (await expectProblem(res, 400, 'invalid_input', 'jobId')).detail
+    }
+    await env.DB.prepare(`UPDATE jobs SET kind = 'virtual_try_on' WHERE id = ?`).bind(jobId).run()
+    expect(await refusal()).toBe(`Expected a removal job, but job ${jobId} is a virtual_try_on job`)
+    await env.DB.prepare(`UPDATE jobs SET kind = 'remove_background', status = 'failed' WHERE id = ?`).bind(jobId).run()
+    expect(await refusal()).toBe(`Expected a succeeded removal job, but job ${jobId} is failed`)
   })
 })
 
