@@ -18,6 +18,19 @@ import { type RevisionRow, reviseMask, revisionInsert } from './revisions'
 /** Refinements one project may run (SPEC.md §8). */
 export const REFINEMENTS_PER_PROJECT = 20
 
+/**
+ * The refinements that spend a project's cap, counted from their jobs (bind the project's id):
+ * those that made a revision or may still make one. One that failed (a stale base, the service's
+ * fault or the input's) or was canceled made nothing, so it gives its place back
+ * (docs/decisions.md). Counted, not kept in a counter, so no end of a job can forget to give it back.
+ */
+export const SPENT_REFINEMENTS_SQL = `SELECT COUNT(*) FROM jobs WHERE project_id = ? AND kind = 'refinement' AND status NOT IN ('failed', 'canceled')`
+
+/** How many of its `REFINEMENTS_PER_PROJECT` the project has spent. */
+export async function refinementsUsed(db: D1Database, projectId: string): Promise<number> {
+  return (await db.prepare(SPENT_REFINEMENTS_SQL).bind(projectId).raw<[number]>())[0]?.[0] ?? 0
+}
+
 export interface ProjectRow {
   id: string
   workspace_id: string
@@ -28,7 +41,6 @@ export interface ProjectRow {
   source_sha256: string
   width: number
   height: number
-  refinements_used: number
   created_at: string
 }
 
@@ -64,7 +76,7 @@ export async function toProject(db: D1Database, row: ProjectRow): Promise<Projec
     width: row.width,
     height: row.height,
     currentRevisionId: current.id,
-    refinementsUsed: row.refinements_used,
+    refinementsUsed: await refinementsUsed(db, row.id),
     createdAt: row.created_at,
     links: { self, revisions: `${self}/revisions`, events: `${self}/events` },
   }
@@ -113,7 +125,6 @@ export async function createProject(
       source_sha256: source.sha256,
       width,
       height,
-      refinements_used: 0,
       created_at: iso(),
     }
     await env.DB.batch([

@@ -150,7 +150,7 @@ describe('refinements', () => {
   )
 
   it(
-    'the 21st refinement of a project is 429; a stale base is 409; bad points and boxes are 400',
+    'the 21st refinement of a project is 429, failed ones give their place back; a stale base is 409; bad points and boxes are 400',
     async () => {
       const { key } = await seedWorkspace()
       const project = await createProject(key, await succeededRemoval(key, 'astronaut.png'))
@@ -187,6 +187,14 @@ describe('refinements', () => {
       const current = ((await (await api(project.links.self, { key })).json()) as ProjectView).currentRevisionId
       expect(current).not.toBe(project.currentRevisionId)
       await expectProblem(await refine(key, project.id, body), 409, 'revision_conflict')
+      // Those that failed on their stale base made nothing: they give their place under the cap back.
+      const ended = await Promise.all(accepted.map((id) => jobEnded(id)))
+      const made = ended.filter((status) => status === 'succeeded').length
+      expect(ended.filter((status) => status === 'failed')).toHaveLength(20 - made)
+      const refined = (await (await api(project.links.self, { key })).json()) as ProjectView
+      expect(refined.refinementsUsed).toBe(made)
+      const again = await refine(key, project.id, { ...body, baseRevisionId: refined.currentRevisionId })
+      expect(again.status).toBe(202)
       // Deleting the project cancels what is still queued.
       expect((await api(project.links.self, { method: 'DELETE', key })).status).toBe(204)
       const left = await env.DB.prepare(
