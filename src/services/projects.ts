@@ -19,16 +19,21 @@ import { type RevisionRow, reviseMask, revisionInsert } from './revisions'
 export const REFINEMENTS_PER_PROJECT = 20
 
 /**
- * The refinements that spend a project's cap, counted from their jobs (bind the project's id):
- * those that made a revision or may still make one. One that failed (a stale base, the service's
- * fault or the input's) or was canceled made nothing, so it gives its place back
- * (docs/decisions.md). Counted, not kept in a counter, so no end of a job can forget to give it back.
+ * The refinements that spend a project's cap, counted from their jobs (bind the workspace's id,
+ * then the project's: the workspace narrows the scan to its own jobs' index): those that made a
+ * revision or may still make one. One that failed (a stale base, the service's fault or the
+ * input's) or was canceled made nothing, so it gives its place back (docs/decisions.md). Counted,
+ * not kept in a counter, so no way a job can end forgets to give it back.
  */
-export const SPENT_REFINEMENTS_SQL = `SELECT COUNT(*) FROM jobs WHERE project_id = ? AND kind = 'refinement' AND status NOT IN ('failed', 'canceled')`
+export const SPENT_REFINEMENTS_SQL = `SELECT COUNT(*) FROM jobs WHERE workspace_id = ? AND project_id = ? AND kind = 'refinement' AND status NOT IN ('failed', 'canceled')`
 
 /** How many of its `REFINEMENTS_PER_PROJECT` the project has spent. */
-export async function refinementsUsed(db: D1Database, projectId: string): Promise<number> {
-  return (await db.prepare(SPENT_REFINEMENTS_SQL).bind(projectId).raw<[number]>())[0]?.[0] ?? 0
+export async function refinementsUsed(
+  db: D1Database,
+  project: Pick<ProjectRow, 'id' | 'workspace_id'>,
+): Promise<number> {
+  const [row] = await db.prepare(SPENT_REFINEMENTS_SQL).bind(project.workspace_id, project.id).raw<[number]>()
+  return row?.[0] ?? 0
 }
 
 export interface ProjectRow {
@@ -76,7 +81,7 @@ export async function toProject(db: D1Database, row: ProjectRow): Promise<Projec
     width: row.width,
     height: row.height,
     currentRevisionId: current.id,
-    refinementsUsed: await refinementsUsed(db, row.id),
+    refinementsUsed: await refinementsUsed(db, row),
     createdAt: row.created_at,
     links: { self, revisions: `${self}/revisions`, events: `${self}/events` },
   }

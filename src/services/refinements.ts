@@ -60,7 +60,10 @@ export async function acceptRefinement(
   // The cap is checked in the job's own insert, so concurrent requests cannot pass it.
   const unstarted = await acceptJobs(env, [{ row, start }], {
     hold: false,
-    guard: { sql: `(${SPENT_REFINEMENTS_SQL}) < ?`, args: [project.id, REFINEMENTS_PER_PROJECT] },
+    guard: {
+      sql: `(${SPENT_REFINEMENTS_SQL}) < ?`,
+      args: [project.workspace_id, project.id, REFINEMENTS_PER_PROJECT],
+    },
     refused: () =>
       new ApiError(
         'rate_limit_exceeded',
