@@ -270,7 +270,7 @@ describe('POST /v1/catalog refusals', () => {
     const answer = await postJob(app, KEY, CATALOG, catalogParts({}, [product, text]))
     expect(answer.status).toBe(200)
     expect(answer.error).toMatchObject({ code: 'unsupported_media', retryable: false })
-    expect(answer.error?.message).toMatch(/^reference-1: Expected JPEG/)
+    expect(answer.error?.message).toMatch(/^references\.1: Expected JPEG/)
     expect(answer.outputs).toHaveLength(0)
   })
 
@@ -280,7 +280,18 @@ describe('POST /v1/catalog refusals', () => {
       .toBuffer()
     const answer = await postJob(app, KEY, CATALOG, catalogParts({}, [tiny]))
     expect(answer.error).toMatchObject({ code: 'invalid_input' })
-    expect(answer.error?.message).toMatch(/^reference-0: Expected an image of at least 32×32/)
+    expect(answer.error?.message).toMatch(/^references\.0: Expected an image of at least 32×32/)
+  })
+
+  it('a truncated back view with layout=hero (which draws only the front): 400 naming it, before any stage', async () => {
+    const truncated = product.subarray(0, Math.floor(product.length / 2))
+    for (const layout of ['hero', 'views'] as const) {
+      const answer = await postJob(app, KEY, CATALOG, catalogParts({ layout }, [product, truncated]))
+      expect(answer.error).toMatchObject({ code: 'invalid_input', retryable: false })
+      expect(answer.error?.message).toMatch(/^references\.1: Could not decode image\/png image/)
+      expect(answer.frames.filter((frame) => frame.type === 'stage')).toEqual([])
+      expect(answer.outputs).toHaveLength(0)
+    }
   })
 
   it('bad options and parts: 400 before the work', async () => {

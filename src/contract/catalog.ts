@@ -21,6 +21,19 @@ export type CatalogLayout = (typeof CATALOG_LAYOUTS)[number]
 /** The reference part names, in order. */
 export const referencePart = (index: number) => `reference-${index}`
 
+/**
+ * The field a problem about one reference names: `references.0` is the front. The inference
+ * server starts its message with it (`references.1: Could not decode …`) and the edge reads it
+ * back with `referenceFieldOf`, so both sides name a reference the same way.
+ */
+export const referenceField = (index: number) => `references.${index}`
+
+/** The reference a message from the inference server names at its start, if any. */
+export function referenceFieldOf(message: string): string | undefined {
+  const named = /^(references\.\d+): /.exec(message)
+  return named ? named[1] : undefined
+}
+
 const Side = z.int().min(256).max(4096)
 
 /** What a catalog image is made with, every default applied (the edge picks the seed when none is given). */

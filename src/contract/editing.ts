@@ -116,6 +116,84 @@ export type ReviseRequest = z.infer<typeof ReviseRequestSchema>
 export type RefineRequest = z.infer<typeof RefineRequestSchema>
 export type ExportRequest = z.infer<typeof ExportRequestSchema>
 
+/** A rendered export may grow past the photo (margins, an upscale): twice the largest photo at most. */
+export const MAX_RENDER_PIXELS = 2 * MAX_PIXELS
+
+export interface Size {
+  width: number
+  height: number
+}
+
+/** A rectangle of pixels: `x`, `y` its top left, `width`×`height` its size. */
+export interface PixelRect extends Size {
+  x: number
+  y: number
+}
+
+/**
+ * The part of the photo a recipe renders (DESIGN.md §3 Exports): the subject's box when `crop`
+ * (the whole photo when not, or when `box` is null: no subject), grown by `margin` source pixels
+ * (rounded) on every side. It is not clamped to the photo: beyond it the canvas shows background.
+ * @example recipeRegion({ width: 512, height: 512 }, null, { version: 1, margin: 10 }) // { x: -10, y: -10, width: 532, height: 532 }
+ */
+export function recipeRegion(photo: Size, box: PixelRect | null, recipe: Recipe): PixelRect {
+  const base = recipe.crop && box ? box : { x: 0, y: 0, ...photo }
+  const m = Math.round(recipe.margin ?? 0)
+  return { x: base.x - m, y: base.y - m, width: base.width + 2 * m, height: base.height + 2 * m }
+}
+
+/**
+ * The canvas a region is rendered on: the region's size, or fitted inside `width`×`height`
+ * (contain, centred, the rest background) when both are given, or scaled to the one given
+ * keeping the region's aspect. `content` is where the region lands on it.
+ */
+export function fitRegion(region: Size, recipe: Recipe): Size & { content: PixelRect } {
+  const { width: rw, height: rh } = region
+  const { width, height } = recipe
+  if (width !== undefined && height !== undefined) {
+    const scale = Math.min(width / rw, height / rh)
+    const cw = Math.min(width, Math.max(1, Math.round(rw * scale)))
+    const ch = Math.min(height, Math.max(1, Math.round(rh * scale)))
+    const content = { x: Math.floor((width - cw) / 2), y: Math.floor((height - ch) / 2), width: cw, height: ch }
+    return { width, height, content }
+  }
+  const w = width ?? (height === undefined ? rw : Math.max(1, Math.round((rw * height) / rh)))
+  const h = height ?? (width === undefined ? rh : Math.max(1, Math.round((rh * width) / rw)))
+  return { width: w, height: h, content: { x: 0, y: 0, width: w, height: h } }
+}
+
+/**
+ * The smallest canvas a recipe can make from a `photo`-sized source, whatever its mask: exact
+ * without `crop`; with it the subject's box is known only once the mask is read, so every box
+ * from 1×1 to the whole photo is considered (the canvas grows with each side of the box, so one
+ * of the four extreme boxes gives the smallest). Over `MAX_RENDER_PIXELS`, the render cannot succeed.
+ */
+export function smallestCanvas(photo: Size, recipe: Recipe): Size {
+  if (!recipe.crop) return fitRegion(recipeRegion(photo, null, recipe), recipe)
+  const sides = (n: number) => [1, n]
+  const canvases = sides(photo.width).flatMap((width) =>
+    sides(photo.height).map((height) => fitRegion(recipeRegion(photo, { x: 0, y: 0, width, height }, recipe), recipe)),
+  )
+  return canvases.reduce((a, b) => (b.width * b.height < a.width * a.height ? b : a))
+}
+
+/**
+ * Why a canvas cannot be rendered (the same words on both sides), or undefined when it can.
+ * `atLeast`: the canvas is the smallest the recipe can make (`smallestCanvas` with `crop`).
+ */
+export function renderSizeProblem(canvas: Size, atLeast = false): string | undefined {
+  if (canvas.width * canvas.height <= MAX_RENDER_PIXELS) return undefined
+  const makes = `${atLeast ? 'at least ' : ''}${canvas.width}×${canvas.height}`
+  return `Expected a rendered image of at most ${MAX_RENDER_PIXELS} pixels but the recipe makes ${makes}`
+}
+
+/** The recipe field that sizes the canvas: the size asked for, else the margin (a photo alone fits). */
+export function sizingField(recipe: Recipe): 'recipe.width' | 'recipe.height' | 'recipe.margin' {
+  if (recipe.width !== undefined) return 'recipe.width'
+  if (recipe.height !== undefined) return 'recipe.height'
+  return 'recipe.margin'
+}
+
 /** Output names of the editing routes: the mask routes answer `mask`, export answers `result`. */
 export const MASK_OUTPUT = 'mask'
 export const RESULT_OUTPUT = 'result'

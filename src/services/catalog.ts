@@ -11,6 +11,8 @@ import {
   type CatalogRequest,
   MAX_REFERENCES,
   MAX_SEED,
+  referenceField,
+  referenceFieldOf,
   referencePart,
 } from '../contract/catalog'
 import { bytesPart, jsonPart } from '../contract/signing'
@@ -67,11 +69,11 @@ export async function readCatalogForm(
   const references: Uint8Array[] = []
   for (const [i, file] of files.entries()) {
     if (!(file instanceof File)) {
-      throw new ApiError('invalid_input', `Expected reference ${i + 1} as a file`, { field: 'references' })
+      throw new ApiError('invalid_input', `Expected reference ${i + 1} as a file`, { field: referenceField(i) })
     }
     if (file.size > MAX_IMAGE_BYTES) throw tooLarge(file.size)
     const bytes = new Uint8Array(await file.arrayBuffer())
-    checkImageHead(bytes.subarray(0, SNIFF_BYTES), 'references')
+    checkImageHead(bytes.subarray(0, SNIFF_BYTES), referenceField(i))
     references.push(bytes)
   }
   return { references, options: parseOptions(form) }
@@ -190,11 +192,21 @@ export async function makeCatalogImage(
   } catch (err) {
     await failCatalogImage(env, id, err instanceof ApiError ? err.code : 'processing_failed')
     await env.BUCKET.delete(key)
-    throw err
+    throw namingReference(err)
   }
   const object = await env.BUCKET.get(key)
   if (!object) throw new ApiError('processing_failed', 'The catalog image was not stored')
   return { id, seed: input.options.seed, object }
+}
+
+/**
+ * The inference server decodes every reference before it makes anything, and starts a message
+ * about one with its field (`references.1: …`): the problem names that field too.
+ */
+function namingReference(err: unknown): unknown {
+  if (!(err instanceof ApiError) || err.field !== undefined) return err
+  const field = referenceFieldOf(err.message)
+  return field ? new ApiError(err.code, err.message, { field }) : err
 }
 
 function failCatalogImage(env: Pick<Env, 'DB'>, id: string, code: string) {

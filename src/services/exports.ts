@@ -4,7 +4,14 @@
  * psd, as an internal `export` job on the runner (no credit). Its result is read like a job's:
  * a signed URL valid ten minutes, the bytes kept 24 hours.
  */
-import { EXPORT_CONTENT_TYPES, type Recipe } from '../contract/editing'
+import {
+  EXPORT_CONTENT_TYPES,
+  type Recipe,
+  renderSizeProblem,
+  type Size,
+  sizingField,
+  smallestCanvas,
+} from '../contract/editing'
 import type { Env } from '../env'
 import { ApiError } from '../errors'
 import type { Export, ExportCreate } from '../schemas/project'
@@ -33,8 +40,9 @@ export async function acceptExport(
   const revision = req.revisionId
     ? await findRevision(env.DB, project.id, req.revisionId, 'revisionId')
     : await currentRevision(env.DB, project.id)
-  await assertProcessorAvailable(InferenceClient.fromEnv(env))
   const recipe = req.recipe ?? (revision.recipe ? (JSON.parse(revision.recipe) as Recipe) : NO_RECIPE)
+  assertRenderable(project, recipe)
+  await assertProcessorAvailable(InferenceClient.fromEnv(env))
   const jobId = crypto.randomUUID()
   const start: JobStart<'export'> = {
     jobId,
@@ -63,6 +71,17 @@ export async function acceptExport(
   const unstarted = await acceptJobs(env, [{ row, start }], { hold: false })
   if (unstarted) throw new ApiError('processor_unavailable', 'The export could not be scheduled', { retryAfter: 1 })
   return findExport(env.DB, project.workspace_id, project.id, jobId)
+}
+
+/**
+ * 413 when the request is made, for a recipe no mask of this source can render within the limit:
+ * accepted, it could only end `failed`. The arithmetic is the renderer's own (the shared
+ * contract's); with `crop` the subject's box is unknown here, so a recipe whose size depends on
+ * it is left to the render (docs/decisions.md).
+ */
+function assertRenderable(source: Size, recipe: Recipe): void {
+  const problem = renderSizeProblem(smallestCanvas(source, recipe), recipe.crop === true)
+  if (problem) throw new ApiError('image_too_large', problem, { field: sizingField(recipe) })
 }
 
 export const findExport = (db: D1Database, workspaceId: string, projectId: string, id: string) =>

@@ -11,12 +11,30 @@ import { copyHashed, deleteByPrefix } from '../lib/storage'
 import { iso } from '../lib/time'
 import type { Project } from '../schemas/project'
 import { InferenceClient, inferenceProblem, InferenceFailure } from './inference'
-import { findJob, resultExpired } from './jobs'
+import { findJob, type JobRow, resultExpired } from './jobs'
 import { projectStream } from './events'
 import { type RevisionRow, reviseMask, revisionInsert } from './revisions'
 
 /** Refinements one project may run (SPEC.md §8). */
 export const REFINEMENTS_PER_PROJECT = 20
+
+/**
+ * The refinements that spend a project's cap, counted from their jobs (bind the workspace's id,
+ * then the project's: the workspace narrows the scan to its own jobs' index): those that made a
+ * revision or may still make one. One that failed (a stale base, the service's fault or the
+ * input's) or was canceled made nothing, so it gives its place back (docs/decisions.md). Counted,
+ * not kept in a counter, so no way a job can end forgets to give it back.
+ */
+export const SPENT_REFINEMENTS_SQL = `SELECT COUNT(*) FROM jobs WHERE workspace_id = ? AND project_id = ? AND kind = 'refinement' AND status NOT IN ('failed', 'canceled')`
+
+/** How many of its `REFINEMENTS_PER_PROJECT` the project has spent. */
+export async function refinementsUsed(
+  db: D1Database,
+  project: Pick<ProjectRow, 'id' | 'workspace_id'>,
+): Promise<number> {
+  const [row] = await db.prepare(SPENT_REFINEMENTS_SQL).bind(project.workspace_id, project.id).raw<[number]>()
+  return row?.[0] ?? 0
+}
 
 export interface ProjectRow {
   id: string
@@ -28,7 +46,6 @@ export interface ProjectRow {
   source_sha256: string
   width: number
   height: number
-  refinements_used: number
   created_at: string
 }
 
@@ -64,7 +81,7 @@ export async function toProject(db: D1Database, row: ProjectRow): Promise<Projec
     width: row.width,
     height: row.height,
     currentRevisionId: current.id,
-    refinementsUsed: row.refinements_used,
+    refinementsUsed: await refinementsUsed(db, row),
     createdAt: row.created_at,
     links: { self, revisions: `${self}/revisions`, events: `${self}/events` },
   }
@@ -80,11 +97,7 @@ export async function createProject(
   { jobId, name }: { jobId: string; name?: string },
 ): Promise<ProjectRow> {
   const job = await findJob(env.DB, workspaceId, jobId)
-  if (job.kind !== 'remove_background' || job.status !== 'succeeded' || !job.result_key) {
-    throw new ApiError('invalid_input', `Expected a succeeded removal job, but job ${jobId} is ${job.status}`, {
-      field: 'jobId',
-    })
-  }
+  assertProjectSource(job)
   if (resultExpired(job)) {
     throw new ApiError('asset_expired', `The result of job ${jobId} expired at ${job.expires_at}`)
   }
@@ -117,7 +130,6 @@ export async function createProject(
       source_sha256: source.sha256,
       width,
       height,
-      refinements_used: 0,
       created_at: iso(),
     }
     await env.DB.batch([
@@ -140,6 +152,17 @@ export async function createProject(
   } catch (err) {
     await deleteProjectBytes(env, id)
     throw err
+  }
+}
+
+/** Only a removal that succeeded starts a project; the message names what the job is instead. */
+function assertProjectSource(job: JobRow): asserts job is JobRow & { result_key: string } {
+  const refuse = (detail: string) => new ApiError('invalid_input', detail, { field: 'jobId' })
+  if (job.kind !== 'remove_background') {
+    throw refuse(`Expected a removal job, but job ${job.id} is a ${job.kind} job`)
+  }
+  if (job.status !== 'succeeded' || !job.result_key) {
+    throw refuse(`Expected a succeeded removal job, but job ${job.id} is ${job.status}`)
   }
 }
 

@@ -2,7 +2,7 @@
  * @module
  * Refinements (DESIGN.md §3 Refinements): a box and/or labelled points over the newest revision,
  * queued on the job runner as an internal `refinement` job (a workspace slot, no credit), at most
- * 20 per project. Its result is the project's next revision.
+ * 20 per project that did not fail. Its result is the project's next revision.
  */
 import type { RefineRequest } from '../contract/editing'
 import type { Env } from '../env'
@@ -11,7 +11,7 @@ import type { Refinement, RefinementCreate } from '../schemas/project'
 import type { AuthContext } from './auth'
 import { assertProcessorAvailable, InferenceClient } from './inference'
 import { acceptJobs, findProjectJob, type JobRow, type JobStart } from './jobs'
-import { type ProjectRow, REFINEMENTS_PER_PROJECT } from './projects'
+import { type ProjectRow, REFINEMENTS_PER_PROJECT, SPENT_REFINEMENTS_SQL } from './projects'
 import { currentBase, revisionMask } from './revisions'
 import type { Recipe } from '../contract/editing'
 
@@ -57,18 +57,13 @@ export async function acceptRefinement(
     format: 'png',
     projectId: project.id,
   }
-  // The cap is checked and counted in the job's own insert, so concurrent requests cannot pass it.
+  // The cap is checked in the job's own insert, so concurrent requests cannot pass it.
   const unstarted = await acceptJobs(env, [{ row, start }], {
     hold: false,
     guard: {
-      sql: '(SELECT refinements_used FROM projects WHERE id = ?) < ?',
-      args: [project.id, REFINEMENTS_PER_PROJECT],
+      sql: `(${SPENT_REFINEMENTS_SQL}) < ?`,
+      args: [project.workspace_id, project.id, REFINEMENTS_PER_PROJECT],
     },
-    alongside: [
-      env.DB.prepare(
-        'UPDATE projects SET refinements_used = refinements_used + 1 WHERE id = ? AND EXISTS (SELECT 1 FROM jobs WHERE id = ?)',
-      ).bind(project.id, jobId),
-    ],
     refused: () =>
       new ApiError(
         'rate_limit_exceeded',

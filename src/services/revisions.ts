@@ -13,7 +13,7 @@ import { sourcePart, type StoredSource } from '../jobs/kind'
 import { putHashed, type StoredBytes } from '../lib/storage'
 import { iso } from '../lib/time'
 import type { Revision } from '../schemas/project'
-import { callNow } from './inference'
+import { callNow, InferenceClient } from './inference'
 import { currentRevision, type ProjectRow, projectPrefix } from './projects'
 
 export interface RevisionRow {
@@ -99,10 +99,41 @@ export const revisionMask = (row: RevisionRow): StoredSource => ({
 })
 
 /**
+ * How long an edit waits for its turn on a busy inference server before answering 503. A revise
+ * call takes a fraction of a second, so ten edits at once (more than the server admits: one
+ * running, eight queued) are all served well within it.
+ */
+const BUSY_WAIT_MS = 20_000
+/** Between two tries on a busy server: short, as the server's work is short; jittered. */
+const BUSY_RETRY_MS = 200
+
+/**
  * Rasterises `strokes` over the base mask (scaled to width×height first) on the inference server,
- * and stores the new mask under the revision's key.
+ * and stores the new mask under the revision's key. A busy server (every slot and its queue
+ * taken) is waited for, up to `BUSY_WAIT_MS`; one that cannot be reached is 503 at once.
+ * `stillCurrent` is asked before each try: an edit whose base another edit replaced while it
+ * waited stops there (409) rather than computing a mask nobody can record.
  */
 export async function reviseMask(
+  env: Env,
+  r: { projectId: string; revisionId: string; width: number; height: number; base: StoredSource; strokes: Stroke[] },
+  stillCurrent: () => Promise<unknown> = async () => {},
+): Promise<StoredSource> {
+  const deadline = Date.now() + BUSY_WAIT_MS
+  for (;;) {
+    await stillCurrent()
+    try {
+      return await reviseOnce(env, r)
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.code !== 'processor_unavailable') throw err
+      if (Date.now() >= deadline || (await InferenceClient.fromEnv(env).ready()).state === 'unavailable') throw err
+      const pause = Math.min(BUSY_RETRY_MS * (0.5 + Math.random()), Math.max(0, deadline - Date.now()))
+      await new Promise((resolve) => setTimeout(resolve, pause))
+    }
+  }
+}
+
+async function reviseOnce(
   env: Env,
   r: { projectId: string; revisionId: string; width: number; height: number; base: StoredSource; strokes: Stroke[] },
 ): Promise<StoredSource> {
@@ -132,14 +163,18 @@ export async function createRevision(
   const strokes = req.strokes ?? []
   const id = crypto.randomUUID()
   const mask = strokes.length
-    ? await reviseMask(env, {
-        projectId: project.id,
-        revisionId: id,
-        width: project.width,
-        height: project.height,
-        base: revisionMask(base),
-        strokes,
-      })
+    ? await reviseMask(
+        env,
+        {
+          projectId: project.id,
+          revisionId: id,
+          width: project.width,
+          height: project.height,
+          base: revisionMask(base),
+          strokes,
+        },
+        () => currentBase(env.DB, project.id, base.id),
+      )
     : revisionMask(base)
   const recipe = req.recipe ?? (base.recipe ? (JSON.parse(base.recipe) as Recipe) : null)
   const [insert] = await env.DB.batch([

@@ -167,7 +167,7 @@ describe('POST /v1/catalog-images', () => {
         [['references', new File(['just some text\n'], 'notes.txt', { type: 'text/plain' })]],
         415,
         'unsupported_media',
-        'references',
+        'references.0',
       ],
     ]
     for (const [parts, status, code, field] of cases) {
@@ -195,6 +195,23 @@ describe('POST /v1/catalog-images', () => {
     },
     testBudget(5),
   )
+
+  it('decodes every reference before making anything: a truncated back view is 400 references.1, nothing charged', async () => {
+    const { key } = await seedWorkspace()
+    const coffee = await fixtureBytes('coffee.png')
+    const truncated = coffee.subarray(0, Math.floor(coffee.length / 2))
+    // hero (the default) draws only the front, views draws both: neither may use a broken reference.
+    for (const layout of [[], [['layout', 'views']]] as Part[][]) {
+      const res = await catalog(key, [
+        ['references', png(coffee)],
+        ['references', png(truncated, 'back.png')],
+        ...layout,
+      ])
+      const body = await expectProblem(res, 400, 'invalid_input', 'references.1')
+      expect(body.detail).toMatch(/^references\.1: Could not decode image\/png image/)
+    }
+    expect(await usage(key)).toMatchObject({ used: 0, held: 0 })
+  })
 
   it('releases the credit when no inference server can make it', async () => {
     const { key } = await seedWorkspace()

@@ -150,7 +150,7 @@ describe('refinements', () => {
   )
 
   it(
-    'the 21st refinement of a project is 429; a stale base is 409; bad points and boxes are 400',
+    'the 21st refinement of a project is 429, failed ones give their place back; a stale base is 409; bad points and boxes are 400',
     async () => {
       const { key } = await seedWorkspace()
       const project = await createProject(key, await succeededRemoval(key, 'astronaut.png'))
@@ -187,6 +187,13 @@ describe('refinements', () => {
       const current = ((await (await api(project.links.self, { key })).json()) as ProjectView).currentRevisionId
       expect(current).not.toBe(project.currentRevisionId)
       await expectProblem(await refine(key, project.id, body), 409, 'revision_conflict')
+      // Of those three only one could make revision 2; the others failed on their stale base and
+      // made nothing, so they gave their places under the cap back.
+      expect(statuses.filter((status) => status === 'failed').length).toBeGreaterThanOrEqual(2)
+      const refined = (await (await api(project.links.self, { key })).json()) as ProjectView
+      expect(refined.refinementsUsed).toBeLessThanOrEqual(18)
+      const again = await refine(key, project.id, { ...body, baseRevisionId: refined.currentRevisionId })
+      expect(again.status).toBe(202)
       // Deleting the project cancels what is still queued.
       expect((await api(project.links.self, { method: 'DELETE', key })).status).toBe(204)
       const left = await env.DB.prepare(
@@ -297,7 +304,7 @@ describe('exports', () => {
     testBudget(1),
   )
 
-  it('a revision’s recipe is the default; results expire after 24 h with 410; bad requests are 400', async () => {
+  it('a revision’s recipe is the default; results expire after 24 h with 410; bad requests are 400, recipes too large to render 413', async () => {
     const { key } = await seedWorkspace()
     const project = await createProject(key, await succeededRemoval(key, 'astronaut.png'))
     const recipe = { version: 1, width: 100, height: 50 }
@@ -329,6 +336,24 @@ describe('exports', () => {
       'invalid_input',
       'recipe.margin',
     )
+    // A recipe SPEC.md allows but no render of this 512×512 source fits: 413 when asked, naming the
+    // field that sizes it, and no export is made (it could only fail).
+    const exports = () =>
+      env.DB.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE project_id = ? AND kind = 'export'`)
+        .bind(project.id)
+        .first<number>('n')
+    const made = await exports()
+    for (const format of ['png', 'psd', 'zip']) {
+      const huge = await exportOf(key, project.id, { format, recipe: { version: 1, width: 10_000, height: 10_000 } })
+      const body = await expectProblem(huge, 413, 'image_too_large', 'recipe.width')
+      expect(body.detail).toBe('Expected a rendered image of at most 50000000 pixels but the recipe makes 10000×10000')
+    }
+    const margin = await exportOf(key, project.id, { format: 'png', recipe: { version: 1, crop: true, margin: 5000 } })
+    expect((await expectProblem(margin, 413, 'image_too_large', 'recipe.margin')).detail).toMatch(
+      /the recipe makes at least 10001×10001$/,
+    )
+    expect(await exports()).toBe(made)
+
     const stranger = await seedWorkspace()
     await expectProblem(await exportOf(stranger.key, project.id, { format: 'png' }), 404, 'job_not_found')
     await expectProblem(

@@ -68,6 +68,15 @@ describe('projects', () => {
       'invalid_input',
       'jobId',
     )
+    // The message says what is wrong with the job: its kind, or its status.
+    const refusal = async () => {
+      const res = await api('/v1/projects', { method: 'POST', key: other.key, json: { jobId } })
+      return (await expectProblem(res, 400, 'invalid_input', 'jobId')).detail
+    }
+    await env.DB.prepare(`UPDATE jobs SET kind = 'virtual_try_on' WHERE id = ?`).bind(jobId).run()
+    expect(await refusal()).toBe(`Expected a removal job, but job ${jobId} is a virtual_try_on job`)
+    await env.DB.prepare(`UPDATE jobs SET kind = 'remove_background', status = 'failed' WHERE id = ?`).bind(jobId).run()
+    expect(await refusal()).toBe(`Expected a succeeded removal job, but job ${jobId} is failed`)
   })
 })
 
@@ -96,6 +105,20 @@ describe('revisions', () => {
     // Revisions are immutable and readable one by one.
     const read = await api(restored.links.self, { key })
     expect(await read.json()).toMatchObject({ id: restored.id, number: 3, strokes: [{ tool: 'restore', hardness: 1 }] })
+
+    // Ten edits of the same base at once, more than the inference server admits at once (one
+    // running, eight queued): each waits its turn, exactly one is recorded and the rest are 409.
+    const racing = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        postRevision(key, project.id, { baseRevisionId: restored.id, strokes: [dot('erase')] }),
+      ),
+    )
+    const statuses = racing.map((res) => res.status).sort()
+    expect(statuses).toEqual([201, ...Array(9).fill(409)])
+    for (const res of racing.filter((r) => r.status === 409)) await expectProblem(res, 409, 'revision_conflict')
+    const won = (await racing.find((r) => r.status === 201)!.json()) as { id: string; number: number }
+    expect(won.number).toBe(4)
+    expect(((await (await api(project.links.self, { key })).json()) as ProjectView).currentRevisionId).toBe(won.id)
   })
 
   it('a recipe-only revision keeps its base’s mask bytes; bad strokes and recipes are 400 naming the field', async () => {

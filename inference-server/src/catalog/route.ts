@@ -7,7 +7,7 @@
  */
 import type { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
-import { CatalogRequestSchema, MAX_REFERENCES, referencePart } from '../../../src/contract/catalog.js'
+import { CatalogRequestSchema, MAX_REFERENCES, referenceField, referencePart } from '../../../src/contract/catalog.js'
 import { MAX_IMAGE_BYTES } from '../../../src/contract/limits.js'
 import { InferenceError } from '../errors.js'
 import { parseOptions } from '../options.js'
@@ -31,6 +31,7 @@ function referencesOf(parts: Map<string, Uint8Array>, count: number): CatalogRef
   }
   return Array.from({ length: count }, (_, i) => ({
     name: referencePart(i),
+    field: referenceField(i),
     bytes: requirePart(parts, referencePart(i)),
   }))
 }

@@ -1,5 +1,6 @@
 /**
- * Where a recipe puts the photo (DESIGN.md §3 Exports), in whole pixels:
+ * Where a recipe puts the photo (DESIGN.md §3 Exports), in whole pixels; steps 1 and 2 are the
+ * shared contract's (`recipeRegion`, `fitRegion` in src/contract/editing.ts):
  *
  * 1. the region: the subject's box when `crop` (the whole image when not, or when the mask has
  *    no subject), grown by `margin` source pixels (rounded) on every side. It is not clamped to
@@ -8,13 +9,19 @@
  *    background) when both are given, or scaled to the one given keeping the region's aspect;
  * 3. the photo's part of the region, and the canvas pixels it fills (its edges rounded).
  */
-import { MAX_PIXELS } from '../../../src/contract/limits.js'
-import type { Recipe } from '../../../src/contract/editing.js'
+import {
+  fitRegion,
+  MAX_RENDER_PIXELS,
+  type Recipe,
+  recipeRegion,
+  renderSizeProblem,
+} from '../../../src/contract/editing.js'
 import { InferenceError } from '../errors.js'
 import type { Rect } from './crop.js'
 
-/** A rendered canvas may grow past the photo (margins, an upscale): twice the largest photo at most. */
-export const MAX_RENDER_PIXELS = 2 * MAX_PIXELS
+// The size arithmetic is the shared contract's, so the edge's check at request time
+// (`smallestCanvas`) and this render cannot disagree.
+export { MAX_RENDER_PIXELS }
 
 export interface Layout {
   /** The rendered image's size. */
@@ -26,38 +33,16 @@ export interface Layout {
   target: Rect
 }
 
-/** The region's rectangle on the canvas: all of it, or fitted inside the asked size. */
-function fitRegion(region: Rect, recipe: Recipe): { width: number; height: number; content: Rect } {
-  const { width: rw, height: rh } = region
-  const { width, height } = recipe
-  if (width !== undefined && height !== undefined) {
-    const scale = Math.min(width / rw, height / rh)
-    const cw = Math.min(width, Math.max(1, Math.round(rw * scale)))
-    const ch = Math.min(height, Math.max(1, Math.round(rh * scale)))
-    const content = { x: Math.floor((width - cw) / 2), y: Math.floor((height - ch) / 2), width: cw, height: ch }
-    return { width, height, content }
-  }
-  const w = width ?? (height === undefined ? rw : Math.max(1, Math.round((rw * height) / rh)))
-  const h = height ?? (width === undefined ? rh : Math.max(1, Math.round((rh * width) / rw)))
-  return { width: w, height: h, content: { x: 0, y: 0, width: w, height: h } }
-}
-
 /**
  * Lays out a render of a `photo`-sized image; `box` is the subject's box (null: none found).
  * @throws {InferenceError} `image_too_large` when the canvas would exceed `MAX_RENDER_PIXELS`
  * @example planLayout({ width: 512, height: 512 }, box, { version: 1, crop: true, margin: 20 })
  */
 export function planLayout(photo: { width: number; height: number }, box: Rect | null, recipe: Recipe): Layout {
-  const base = recipe.crop && box ? box : { x: 0, y: 0, ...photo }
-  const m = Math.round(recipe.margin ?? 0)
-  const region = { x: base.x - m, y: base.y - m, width: base.width + 2 * m, height: base.height + 2 * m }
+  const region = recipeRegion(photo, box, recipe)
   const { width, height, content } = fitRegion(region, recipe)
-  if (width * height > MAX_RENDER_PIXELS) {
-    throw new InferenceError(
-      'image_too_large',
-      `Expected a rendered image of at most ${MAX_RENDER_PIXELS} pixels but the recipe makes ${width}×${height}`,
-    )
-  }
+  const problem = renderSizeProblem({ width, height })
+  if (problem) throw new InferenceError('image_too_large', problem)
   // The photo's part of the region (the region always holds the box, which is inside the photo).
   const sx0 = Math.max(0, region.x)
   const sy0 = Math.max(0, region.y)
