@@ -5,7 +5,16 @@
  * typosquat). No stack is needed: these run the commands README names.
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -71,5 +80,25 @@ describe('the CLI after npm install', () => {
     const result = await run(process.execPath, [join(work, 'bin', 'cutout.js'), '--help'], work)
     expect(result.code).toBe(1)
     expect(result.stderr).toContain('The CLI is not built: run `npm run build:sdk` (npm install runs it).')
+  })
+})
+
+describe("README's walkthroughs", () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+
+  it('use sample images that are in the repository', () => {
+    const inputs = [
+      ...readme.matchAll(/=@([\w./-]+\.(?:jpe?g|png|webp))/g), // curl --data-binary @… and -F part=@…
+      ...readme.matchAll(/readFile\('([^']+)'\)/g), // the SDK
+      ...readme.matchAll(/cutout (?:remove|batch) (\S+)/g), // the CLI
+    ].map((m) => m[1])
+    expect(inputs).toContain('examples/photo.jpg')
+    expect(inputs.filter((path) => !existsSync(join(ROOT, path)))).toEqual([])
+  })
+
+  it('name the CLI only in forms that cannot run a package from the registry', () => {
+    const calls = [...readme.matchAll(/(npx(?: --\S+)* cutout|npm run -s cutout --)(?= )/g)].map((m) => m[1])
+    expect(calls.length).toBeGreaterThanOrEqual(3)
+    expect(new Set(calls)).toEqual(new Set(['npx --no-install cutout', 'npm run -s cutout --']))
   })
 })
