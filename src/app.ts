@@ -7,6 +7,7 @@ import { notFoundOrNotAllowed, onError } from './errors'
 import { allowedMethods, createRouter } from './lib/router'
 import { rateLimit } from './middleware/rate-limit'
 import { requestId } from './middleware/request-id'
+import { securityHeaders } from './middleware/security-headers'
 import { apiKeys } from './routes/api-keys'
 import { auth } from './routes/auth'
 import { batches } from './routes/batches'
@@ -52,6 +53,7 @@ const getOpenApiDocument = createRoute({
 export function createApp() {
   const app = createRouter()
   app.use('*', requestId())
+  app.use('*', securityHeaders())
   app.use('*', rateLimit())
   app.route('/', health)
   app.route('/', uploads)

@@ -275,6 +275,72 @@ afterAll(async () => {
   if (stateDir) rmSync(stateDir, { recursive: true, force: true })
 })
 
+/**
+ * DESIGN.md §3 "Page security" on the path production serves the page on: wrangler.toml's
+ * [assets] (web/dist and the `_headers` file scripts/build-web.ts writes there) before the Worker.
+ * A page that may be framed lets another site overlay /device's Approve (clickjacking).
+ */
+describe('page security headers (npm start serving web/dist)', () => {
+  const PAGE_HEADERS = {
+    'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'strict-origin-when-cross-origin',
+  }
+  /** The CSP's directives by name: `{ 'script-src': ["'self'"], … }`. */
+  const directives = (csp: string) =>
+    Object.fromEntries(
+      csp
+        .split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .filter(([name]) => name)
+        .map(([name, ...values]) => [name.toLowerCase(), values]),
+    )
+
+  it.each([
+    ['/', 'text/html'],
+    ['/device', 'text/html'],
+    ['/device?user_code=BCDF-GHJK', 'text/html'],
+    ['/index.js', 'javascript'],
+    ['/device.js', 'javascript'],
+    ['/styles.css', 'text/css'],
+  ])('%s: a CSP without inline script and framed by no one, X-Frame-Options DENY, nosniff', async (path, type) => {
+    const res = await fetch(new URL(path, baseUrl))
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toContain(type)
+    expect(Object.fromEntries(Object.keys(PAGE_HEADERS).map((h) => [h, res.headers.get(h)]))).toEqual(PAGE_HEADERS)
+    const csp = res.headers.get('content-security-policy') ?? ''
+    expect(csp).not.toMatch(/unsafe-(inline|eval|hashes)/)
+    expect(directives(csp)).toMatchObject({
+      'frame-ancestors': ["'none'"],
+      'script-src': ["'self'"],
+      'style-src': ["'self'"],
+      'object-src': ["'none'"],
+    })
+    await res.body?.cancel()
+  })
+
+  it.each(['/', '/device'])('%s has no inline script, style or handler for its CSP to block', async (path) => {
+    const html = await (await fetch(new URL(path, baseUrl))).text()
+    const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)]
+    expect(scripts.map(([, attrs, body]) => ({ src: /\bsrc="([^"]+)"/.exec(attrs)?.[1], body: body.trim() }))).toEqual([
+      { src: path === '/' ? '/index.js' : '/device.js', body: '' },
+    ])
+    expect(html).not.toMatch(/<style\b|\sstyle=|\son[a-z]+=|javascript:/i)
+  })
+
+  it('the API answers nosniff, and the `_headers` file is not served', async () => {
+    const usage = await api('/v1/usage')
+    expect(usage.status).toBe(200)
+    expect(usage.headers.get('x-content-type-options')).toBe('nosniff')
+    await usage.body?.cancel()
+    const file = await fetch(new URL('/_headers', baseUrl))
+    expect(file.status).toBe(404)
+    expect(file.headers.get('content-type')).toContain('application/problem+json')
+    expect(file.headers.get('x-content-type-options')).toBe('nosniff')
+    await file.body?.cancel()
+  })
+})
+
 describe('npm start (local mode)', () => {
   it('prints the base URL and a development API key', () => {
     expect(baseUrl).toBe(`http://127.0.0.1:${edgePort}`)

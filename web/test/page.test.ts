@@ -3,7 +3,9 @@
  * web/dist as static assets, the inference server with the real model): an anonymous preview
  * dropped onto the page and downloaded; email sign-in through the dev outbox, then a signed-in
  * removal through an upload, history, an API key (shown once, revoked) and a webhook endpoint
- * that receives the job's event; and /device approving the CLI's `login`.
+ * that receives the job's event; and /device approving the CLI's `login`. Every page the tests
+ * open runs under the served Content-Security-Policy with no violation, and /device refuses to be
+ * framed by another origin (clickjacking of Approve).
  *
  * SCREENSHOTS_DIR=docs/web writes the screenshots the docs show (see web/README.md).
  */
@@ -17,7 +19,7 @@ import { basename, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import sharp from 'sharp'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { launchChromium } from '../../test/helpers/browser'
 import { type LocalStack, outboxCode, startLocalStack } from '../../test/helpers/local-stack'
 
@@ -31,6 +33,8 @@ const PHONE = { width: 390, height: 844 }
 let stack: LocalStack
 let browser: Browser
 let work: string
+/** What the browser refused under the page's CSP, per test (DESIGN.md §3 "Page security"). */
+const cspViolations: string[] = []
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'cutout-page-'))
@@ -44,8 +48,27 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true })
 })
 
+afterEach(() => {
+  // A CSP the page breaks would leave a button dead in production only: every test checks it.
+  expect(cspViolations.splice(0)).toEqual([])
+})
+
+/**
+ * Chromium reports each refusal to the console ("Refused to … because it violates the following
+ * Content Security Policy directive"); the init script also reports each `securitypolicyviolation`
+ * event (init scripts run outside the page's CSP).
+ */
+async function watchCsp(context: BrowserContext): Promise<void> {
+  await context.addInitScript(`document.addEventListener('securitypolicyviolation', (e) =>
+    console.error('CSP violation: ' + e.violatedDirective + ' blocked ' + e.blockedURI))`)
+  context.on('console', (message) => {
+    if (/Content Security Policy|CSP violation/.test(message.text())) cspViolations.push(message.text())
+  })
+}
+
 async function newPage(viewport = { width: 1280, height: 900 }): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport, acceptDownloads: true })
+  await watchCsp(context)
   const page = await context.newPage()
   page.on('dialog', (dialog) => void dialog.accept())
   return { context, page }
@@ -138,7 +161,9 @@ async function signInOnPage(page: Page, email: string): Promise<void> {
 describe('the page, anonymously', () => {
   it('drop → stages → before/after → download of a PNG the size of the photo; the allowance counts down', async () => {
     const { context, page } = await newPage()
-    await page.goto(stack.baseUrl)
+    const served = await page.goto(stack.baseUrl)
+    // The CSP this test runs under is the one the server sends (checked in full by local-mode.test.ts).
+    expect(served?.headers()['content-security-policy']).toContain("script-src 'self'")
     await expect(page.title()).resolves.toMatch(/Cutout/)
     await page.locator('#allowance', { hasText: '7 of 7 left today' }).waitFor()
     await shot(page, 'home')
@@ -351,7 +376,8 @@ describe('/device', () => {
     const [, uri, userCode] = /Open (\S+) and enter the code ([A-Z]{4}-[A-Z]{4})/.exec(stderr)!
 
     const { context, page } = await newPage(PHONE)
-    await page.goto(`${uri}?user_code=${userCode}`)
+    const served = await page.goto(`${uri}?user_code=${userCode}`)
+    expect(served?.headers()['content-security-policy']).toContain("frame-ancestors 'none'")
     await shot(page, 'device-sign-in')
     await signInOnPage(page, `device-${Date.now()}@example.com`)
     await page.locator('#workspace option').first().waitFor({ state: 'attached' })
@@ -374,6 +400,34 @@ describe('/device', () => {
     await page.click('#approve-form button')
     await page.locator('#approve-error').waitFor()
     expect(await page.locator('#approve-error').textContent()).not.toBe('')
+    await context.close()
+  })
+})
+
+describe('/device in a frame', () => {
+  let framer: Server
+  beforeAll(async () => {
+    // Another origin (its own port) that puts /device under a decoy, as a clickjacking site would.
+    framer = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' })
+      res.end(`<!doctype html><p>Win a prize!</p><iframe src="${stack.baseUrl}/device?user_code=BCDF-GHJK"></iframe>`)
+    })
+    framer.listen(0, '127.0.0.1')
+    await once(framer, 'listening')
+  })
+  afterAll(() => framer?.close())
+
+  it('is refused: the framing page shows none of it and Chromium names frame-ancestors', async () => {
+    // Not newPage: the refusal is the violation this test expects.
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    const logged: string[] = []
+    page.on('console', (message) => void logged.push(message.text()))
+    await page.goto(`http://127.0.0.1:${(framer.address() as AddressInfo).port}/`, { waitUntil: 'load' })
+    const frame = page.frames().find((f) => f !== page.mainFrame())
+    expect(frame).toBeDefined()
+    await expect.poll(() => logged.join('\n'), { timeout: 10_000 }).toMatch(/frame-ancestors 'none'/)
+    expect(await frame!.locator('#approve-form').count()).toBe(0)
     await context.close()
   })
 })
