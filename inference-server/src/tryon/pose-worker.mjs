@@ -12,10 +12,12 @@
 // How a body is found (docs/try-on.md, "Finding the person"): the detector looks at the photo
 // through several square windows (the letterboxed photo, squares of its short side along its long
 // side, and when nothing clear was seen, a finer grid); its detections are merged, and the largest
-// clear person is chosen. The landmark model then looks at that person's box, turned upright the
-// way MediaPipe does, twice: once from the detector's box and once from the box its own first
-// look implies. When no detection gives a body, the person mask of a look at the whole photo is
-// the fallback: its largest person-shaped region becomes the box.
+// clear person is tried first. The landmark model then looks at that person's box, turned upright
+// the way MediaPipe does, twice: once from the detector's box and once from the box its own first
+// look implies; a close crop gets a larger, lower box. When no detection gives a body, the whole
+// photo is looked at, then the largest person-shaped region of that look's person mask. A look is
+// a body when its flag is high and both shoulders are seen; whether the detector's score for it is
+// enough is the route's rule (cpu.ts).
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { parentPort, workerData } from 'node:worker_threads'
@@ -28,7 +30,7 @@ const POSE_SIZE = 256
 const DETECTOR_SIZE = 224
 // The graph's output names (its signature: ld_3d, activation_segmentation, output_poseflag).
 const POSE_OUTPUTS = ['Identity_2', 'Identity_1', 'Identity_3']
-/** Detections under this score are noise (coffee.png's best is 0.14). */
+/** Detections under this score are not kept (below it they are mostly noise). */
 const CANDIDATE_SCORE = 0.3
 /** A detection at least this sure is a person; among them the largest is dressed. */
 const CLEAR_SCORE = 0.5
