@@ -52,6 +52,9 @@ const PEOPLE: Array<{ file: string; shoulders: Box; fullBody?: true }> = [
   { file: 'street-two.jpg', shoulders: [200, 120, 300, 200] },
 ]
 
+const TILTED = 'standing-field.jpg'
+const TILT = 35
+
 const tryOnParts = (person: Uint8Array, garment: Uint8Array, category: TryOnCategory) => [
   optionsPart({ category, seed: 7 }),
   imagePart(person, 'person'),
@@ -99,6 +102,11 @@ describe('POST /v1/try-on on real person photos', () => {
         await postJob(app, KEY, PATH, tryOnParts(person, garments[category], category)),
       )
     }
+    // A leaning body: the standing photo turned by TILT degrees (clockwise), grey in the corners.
+    const tilted = await sharp(photos.get(TILTED)).rotate(TILT, { background: '#808080' }).jpeg().toBuffer()
+    photos.set(`${TILTED}@${TILT}`, tilted)
+    const tiltedParts = tryOnParts(tilted, garments.upper_body, 'upper_body')
+    answers.set(`${TILTED}@${TILT}:upper_body`, await postJob(app, KEY, PATH, tiltedParts))
   }, 240_000)
   afterAll(async () => {
     await model?.close()
@@ -135,6 +143,24 @@ describe('POST /v1/try-on on real person photos', () => {
 
   it.each(PEOPLE.filter((p) => p.fullBody))('$file: a whole body is not partial for upper_body', ({ file }) => {
     expect(warningCodes(answer(file))).not.toContain(TRYON_WARNINGS.partialBody)
+  })
+
+  it('finds a leaning body: on the photo turned 35°, the landmarks turn with it', async () => {
+    const upright = landmarksOf(answer(TILTED))
+    const turned = landmarksOf(answer(`${TILTED}@${TILT}`))
+    const { width = 0, height = 0 } = await sharp(photos.get(`${TILTED}@${TILT}`)).metadata()
+    const [c, s] = [Math.cos((TILT * Math.PI) / 180), Math.sin((TILT * Math.PI) / 180)]
+    // Where sharp's rotation (about the centre, onto the larger canvas) puts an upright point.
+    const turn = ({ x, y }: { x: number; y: number }) => {
+      const [dx, dy] = [x - upright.width / 2, y - upright.height / 2]
+      return { x: dx * c - dy * s + width / 2, y: dx * s + dy * c + height / 2 }
+    }
+    for (const name of ['nose', 'leftShoulder', 'rightShoulder', 'leftHip', 'rightHip']) {
+      const expected = turn(upright.points[name])
+      const got = turned.points[name]
+      // Within 5 % of the photo's height (32 px); MediaPipe's upright box gets ~10 px, an unturned one 38–84 px.
+      expect(Math.hypot(got.x - expected.x, got.y - expected.y), name).toBeLessThan(0.05 * upright.height)
+    }
   })
 
   it.each(['skier.jpg', 'seated-log.jpg'])('%s: lower_body puts the trousers from the waist to the feet', (file) => {
