@@ -36,5 +36,30 @@ export function trousersSvg(): string {
 </svg>`
 }
 
+/**
+ * A sleeveless shift dress, front on: straight sides (so its hem width is its shoulder width, which
+ * is how garment.ts reads a body), a scooped neckline, red with white dots, on light grey, 480×900.
+ */
+export function dressSvg(): string {
+  const dress = 'M 130 40 L 190 40 Q 240 130 290 40 L 350 40 L 350 860 L 130 860 Z'
+  const dots = Array.from({ length: 13 }, (_, j) =>
+    Array.from(
+      { length: 5 },
+      (_, i) => `<circle cx="${150 + i * 45 + (j % 2) * 22}" cy="${90 + j * 60}" r="11" fill="#fff4f0"/>`,
+    ).join(''),
+  )
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="480" height="900">
+  <rect width="480" height="900" fill="#e9e9e6"/>
+  <defs><clipPath id="dress"><path d="${dress}"/></clipPath></defs>
+  <g clip-path="url(#dress)">
+    <rect width="480" height="900" fill="#b8262f"/>
+    ${dots.join('\n    ')}
+  </g>
+  <path d="${dress}" fill="none" stroke="#6e141a" stroke-width="4"/>
+</svg>`
+}
+
 export const renderSvg = (svg: string): Promise<Buffer> => sharp(Buffer.from(svg)).png().toBuffer()
 export const makeTshirt = () => renderSvg(tshirtSvg())
+export const makeTrousers = () => renderSvg(trousersSvg())
+export const makeDress = () => renderSvg(dressSvg())

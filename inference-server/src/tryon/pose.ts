@@ -63,9 +63,11 @@ export interface Landmark {
 }
 
 export interface Pose {
-  /** The landmark model's "a body is here" flag and the detector's best person score, 0..1. */
+  /** The landmark model's "a body is here" flag and the detector's score for that person, 0..1. */
   flag: number
   detector: number
+  /** How the body was found: a detection, the whole photo, the person mask's largest region, or not at all. */
+  via: 'detector' | 'whole' | 'mask' | 'none'
   points: Record<LandmarkName, Landmark>
   /** The person mask at the photo's size (0 where the model's crop did not reach). */
   mask: Mask
@@ -90,36 +92,47 @@ function packageRoot(name: string): string {
 
 const sigmoid = (v: number) => 1 / (1 + Math.exp(-v))
 
-type Pass = { flag: number; crop: [number, number, number]; points: Float32Array; mask: Float32Array }
-type Reply = { id: number; detector?: number; poses?: Pass[]; error?: string }
+/** A look of the landmark model; `affine` maps its pixels (u, v) to the shrunk photo's: x = a0·u + a1·v + a2, y = b0·u + b1·v + b2. */
+type Pass = { flag: number; affine: Affine; points: Float32Array; mask: Float32Array }
+type Affine = [number, number, number, number, number, number]
+type Reply = { id: number; detector?: number; via?: Pose['via']; poses?: Pass[]; error?: string }
 
 /** A pass's landmarks in the photo's pixels (`scale` undoes the shrink). */
-function toLandmarks({ points, crop }: Pass, scale: number): Record<LandmarkName, Landmark> {
+function toLandmarks({ points, affine }: Pass, scale: number): Record<LandmarkName, Landmark> {
+  const [a0, a1, a2, b0, b1, b2] = affine
   const out = {} as Record<LandmarkName, Landmark>
   LANDMARK_NAMES.forEach((name, i) => {
-    const x = (crop[0] + (points[i * 5] / POSE_SIZE) * crop[2]) * scale
-    const y = (crop[1] + (points[i * 5 + 1] / POSE_SIZE) * crop[2]) * scale
-    out[name] = { x, y, score: sigmoid(points[i * 5 + 3]) * sigmoid(points[i * 5 + 4]) }
+    const u = points[i * 5]
+    const v = points[i * 5 + 1]
+    out[name] = {
+      x: (a0 * u + a1 * v + a2) * scale,
+      y: (b0 * u + b1 * v + b2) * scale,
+      score: sigmoid(points[i * 5 + 3]) * sigmoid(points[i * 5 + 4]),
+    }
   })
   return out
 }
 
-/** The pass's 256² mask resampled (bilinear) onto the photo; outside its crop is 0. */
-function toMask({ mask, crop }: Pass, scale: number, width: number, height: number): Mask {
+/** The pass's 256² mask resampled (bilinear) onto the photo through the inverse of its affine; outside its crop is 0. */
+function toMask({ mask, affine }: Pass, scale: number, width: number, height: number): Mask {
+  const [a0, a1, a2, b0, b1, b2] = affine
+  const det = a0 * b1 - a1 * b0
   const data = new Uint8Array(width * height)
-  const step = crop[2] / POSE_SIZE
+  if (!det) return { data, width, height }
+  const at = (uu: number, vv: number) =>
+    uu < 0 || vv < 0 || uu >= POSE_SIZE || vv >= POSE_SIZE ? 0 : mask[vv * POSE_SIZE + uu]
   for (let y = 0; y < height; y++) {
-    const v = (y / scale - crop[1]) / step - 0.5
-    const v0 = Math.floor(v)
-    const fv = v - v0
-    if (v0 < -1 || v0 >= POSE_SIZE) continue
+    const ys = y / scale - b2
     for (let x = 0; x < width; x++) {
-      const u = (x / scale - crop[0]) / step - 0.5
+      const xs = x / scale - a2
+      // The model pixel under this photo pixel; mask values sit at pixel centres.
+      const u = (b1 * xs - a1 * ys) / det - 0.5
+      const v = (a0 * ys - b0 * xs) / det - 0.5
       const u0 = Math.floor(u)
+      const v0 = Math.floor(v)
+      if (u0 < -1 || v0 < -1 || u0 >= POSE_SIZE || v0 >= POSE_SIZE) continue
       const fu = u - u0
-      if (u0 < -1 || u0 >= POSE_SIZE) continue
-      const at = (uu: number, vv: number) =>
-        uu < 0 || vv < 0 || uu >= POSE_SIZE || vv >= POSE_SIZE ? 0 : mask[vv * POSE_SIZE + uu]
+      const fv = v - v0
       const top = at(u0, v0) * (1 - fu) + at(u0 + 1, v0) * fu
       const bottom = at(u0, v0 + 1) * (1 - fu) + at(u0 + 1, v0 + 1) * fu
       data[y * width + x] = Math.round((top * (1 - fv) + bottom * fv) * 255)
@@ -209,12 +222,12 @@ export function createPoseEstimator(): PoseEstimator {
     async estimate(image) {
       const { small, scale } = await shrink(image)
       const reply = await call(small)
-      const passes = reply.poses ?? []
-      // The last pass is the closest look at the body (the crop around it, when one was made).
-      const best = passes[passes.length - 1]
+      // The thread answers with the one look it chose (pose-worker.mjs, run).
+      const [best] = reply.poses ?? []
       return {
         flag: best.flag,
         detector: reply.detector ?? 0,
+        via: reply.via ?? 'none',
         points: toLandmarks(best, scale),
         mask: toMask(best, scale, image.width, image.height),
       }
