@@ -2,7 +2,7 @@
  * The `/errors/<code>` pages a problem's `type` names, and their index at `/errors`, written by
  * scripts/build-web.ts into web/dist from the one error table (src/error-codes.ts: status,
  * title, retryability and the help text), so a page cannot disagree with the problems the API sends.
- * Plain HTML with the page's stylesheet: no script, so the strict page CSP holds.
+ * Plain HTML with the page's stylesheets (styles.css, errors.css): no script, so the strict page CSP holds.
  */
 import {
   ERROR_HELP,
@@ -28,6 +28,7 @@ function layout(title: string, body: string): string {
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>${escapeHtml(title)} — Cutout API errors</title>
     <link rel="stylesheet" href="/styles.css" />
+    <link rel="stylesheet" href="/errors.css" />
   </head>
   <body>
     <header class="bar">
@@ -64,7 +65,7 @@ function codePage(code: ErrorCode): string {
       <h2>What it means</h2>
       <p>${prose(help.meaning)}</p>
       <h2>Retry?</h2>
-      <p><strong>${retryable ? 'Yes' : 'No'}</strong>, the problem says <code>"retryable": ${retryable}</code>. ${prose(help.retry)}</p>
+      <p><strong>${retryable ? 'Yes' : 'No'}</strong>: ${prose(help.retry)} Each problem's <code>retryable</code> field answers for that response.</p>
       <h2>What to fix</h2>
       <p>${prose(help.fix)}</p>
       <h2>The problem body</h2>
