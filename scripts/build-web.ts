@@ -6,21 +6,38 @@
  * assets are served without running the Worker, so its middleware cannot add them). `npm start`
  * and the test stages run this first, so the page a test drives is always the one in the sources.
  * `--watch` is not offered: a rebuild is ~50 ms.
+ *
+ * It also writes the reference pages: `/docs` (docs.html with Scalar's standalone renderer copied
+ * from node_modules to /vendor/, served from this origin, no CDN) and one page per error code at
+ * `/errors/<code>` plus their index at `/errors`, written from the error table in src/error-codes.ts,
+ * so a problem's `type` always names a page that says what its code means.
  */
 import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
 import { assetHeadersFile } from '../src/middleware/security-headers'
+import { errorPages } from './lib/error-pages'
 
 const web = join(dirname(fileURLToPath(import.meta.url)), '..', 'web')
 const out = join(web, 'dist')
+/** The renderer's self-contained browser build (one file, no chunks it loads later). */
+const SCALAR_STANDALONE = join(
+  dirname(createRequire(import.meta.url).resolve('@scalar/api-reference')),
+  'browser',
+  'standalone.js',
+)
 
 export async function buildWeb(): Promise<void> {
   rmSync(out, { recursive: true, force: true })
   mkdirSync(out, { recursive: true })
   await build({
-    entryPoints: { index: join(web, 'src', 'index.ts'), device: join(web, 'src', 'device.ts') },
+    entryPoints: {
+      index: join(web, 'src', 'index.ts'),
+      device: join(web, 'src', 'device.ts'),
+      docs: join(web, 'src', 'docs.ts'),
+    },
     outdir: out,
     bundle: true,
     format: 'esm',
@@ -32,6 +49,12 @@ export async function buildWeb(): Promise<void> {
   for (const file of readdirSync(web)) {
     if (file.endsWith('.html') || file.endsWith('.css') || file.endsWith('.svg'))
       copyFileSync(join(web, file), join(out, file))
+  }
+  mkdirSync(join(out, 'vendor'))
+  copyFileSync(SCALAR_STANDALONE, join(out, 'vendor', 'scalar-api-reference.js'))
+  for (const [path, html] of errorPages()) {
+    mkdirSync(dirname(join(out, path)), { recursive: true })
+    writeFileSync(join(out, path), html)
   }
   // Wrangler reads `_headers` from the assets directory and does not serve it as a file.
   writeFileSync(join(out, '_headers'), assetHeadersFile())

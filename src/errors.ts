@@ -1,56 +1,23 @@
 /**
  * @module
- * Every error leaves the API as `application/problem+json` (SPEC.md §7). Codes, statuses and the
- * problem shape are defined here once; routes and services throw `ApiError`.
+ * Every error leaves the API as `application/problem+json` (SPEC.md §7). The codes with their
+ * statuses, titles and help are the table in ./error-codes (re-exported here); the problem shape
+ * is defined here once; routes and services throw `ApiError`.
  */
 import { z } from '@hono/zod-openapi'
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
-import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { AppEnv } from './env'
+import { ERROR_STATUS, ERROR_TITLES, type ErrorCode, errorSlug, RETRYABLE_CODES } from './error-codes'
 
-export const ERROR_STATUS = {
-  invalid_input: 400,
-  invalid_api_key: 401,
-  quota_exhausted: 402,
-  insufficient_scope: 403,
-  job_not_found: 404,
-  method_not_allowed: 405,
-  idempotency_conflict: 409,
-  revision_conflict: 409,
-  asset_expired: 410,
-  image_too_large: 413,
-  unsupported_media: 415,
-  unsafe_url: 422,
-  authorization_pending: 428,
-  rate_limit_exceeded: 429,
-  processing_failed: 500,
-  processor_unavailable: 503,
-} as const satisfies Record<string, ContentfulStatusCode>
-
-export type ErrorCode = keyof typeof ERROR_STATUS
-
-const TITLES: Record<ErrorCode, string> = {
-  invalid_input: 'Invalid input',
-  invalid_api_key: 'Invalid API key',
-  quota_exhausted: 'Quota exhausted',
-  insufficient_scope: 'Insufficient scope',
-  job_not_found: 'Not found',
-  method_not_allowed: 'Method not allowed',
-  idempotency_conflict: 'Idempotency conflict',
-  revision_conflict: 'Revision conflict',
-  asset_expired: 'Asset expired',
-  image_too_large: 'Image too large',
-  unsupported_media: 'Unsupported media',
-  unsafe_url: 'Unsafe URL',
-  authorization_pending: 'Authorization pending',
-  rate_limit_exceeded: 'Rate limit exceeded',
-  processing_failed: 'Processing failed',
-  processor_unavailable: 'Processor unavailable',
-}
-
-/** Codes a client may retry unchanged (after `Retry-After` where given). */
-const RETRYABLE = new Set<ErrorCode>(['authorization_pending', 'rate_limit_exceeded', 'processor_unavailable'])
+export {
+  ERROR_HELP,
+  ERROR_STATUS,
+  ERROR_TITLES,
+  type ErrorCode,
+  errorSlug,
+  RETRYABLE_CODES,
+} from './error-codes'
 
 export interface ApiErrorOptions {
   field?: string
@@ -70,7 +37,7 @@ export class ApiError extends HTTPException {
     super(ERROR_STATUS[code], { message: detail, cause: options.cause })
     this.code = code
     this.field = options.field
-    this.retryable = options.retryable ?? RETRYABLE.has(code)
+    this.retryable = options.retryable ?? RETRYABLE_CODES.has(code)
     this.retryAfter = options.retryAfter
   }
 }
@@ -101,13 +68,21 @@ export const ProblemSchema = z
 
 export type Problem = z.infer<typeof ProblemSchema>
 
+/**
+ * Where the problem `type` URIs point: `DOCS_URL` when set, else this service's own origin, which
+ * serves a page for every code at `/errors/<code>` (web/dist, built by scripts/build-web.ts), so a
+ * `type` always resolves to something a person can read.
+ */
+function docsBase(c: Context<AppEnv>): string {
+  return (c.env?.DOCS_URL || new URL(c.req.url).origin).replace(/\/$/, '')
+}
+
 export function problemResponse(c: Context<AppEnv>, err: ApiError): Response {
-  const docs = (c.env?.DOCS_URL ?? 'https://docs.cutout.dev').replace(/\/$/, '')
   const body: Problem = {
-    type: `${docs}/errors/${err.code.replaceAll('_', '-')}`,
+    type: `${docsBase(c)}/errors/${errorSlug(err.code)}`,
     status: err.status,
     code: err.code,
-    title: TITLES[err.code],
+    title: ERROR_TITLES[err.code],
     detail: err.message,
     ...(err.field ? { field: err.field } : {}),
     retryable: err.retryable,
@@ -175,7 +150,7 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
   if (err instanceof HTTPException) {
     const code: ErrorCode =
       err.status === 415 ? 'unsupported_media' : err.status === 413 ? 'image_too_large' : 'invalid_input'
-    return problemResponse(c, new ApiError(code, err.message || TITLES[code]))
+    return problemResponse(c, new ApiError(code, err.message || ERROR_TITLES[code]))
   }
   if (err instanceof SyntaxError) {
     return problemResponse(c, new ApiError('invalid_input', `Malformed body: ${err.message}`))

@@ -43,10 +43,27 @@ export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Referrer-Policy': 'strict-origin-when-cross-origin',
 }
 
-/** Wrangler's `_headers` format: every path (`/*`) gets the page headers. */
+/**
+ * The API reference at /docs only: its renderer (Scalar's standalone build, a file from this origin)
+ * injects its stylesheet as a `<style>` element and sets style attributes, which `style-src 'self'`
+ * refuses. Styles alone are loosened, on this one page, which holds no secret and no form: script
+ * stays `'self'` (no inline script, no eval), so injected markup still cannot run code
+ * (docs/decisions.md, "API reference at /docs").
+ */
+export const DOCS_CONTENT_SECURITY_POLICY = PAGE_CONTENT_SECURITY_POLICY.replace(
+  "style-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+)
+
+/**
+ * Wrangler's `_headers` format: every path (`/*`) gets the page headers; /docs detaches (`!`) the
+ * page CSP and sets its own, since two matching rules' values would otherwise be joined into two
+ * policies, both enforced.
+ */
 export function assetHeadersFile(): string {
   const lines = Object.entries(PAGE_SECURITY_HEADERS).map(([name, value]) => `  ${name}: ${value}`)
-  return `/*\n${lines.join('\n')}\n`
+  const docs = ['  ! Content-Security-Policy', `  Content-Security-Policy: ${DOCS_CONTENT_SECURITY_POLICY}`]
+  return `/*\n${lines.join('\n')}\n/docs\n${docs.join('\n')}\n`
 }
 
 /** Sets {@link API_SECURITY_HEADERS} on every response, errors and 404s included. */

@@ -213,8 +213,10 @@ export async function expectProblem(res: Response, status: number, code: string,
   if (typeof body.retryable !== 'boolean' || typeof body.type !== 'string' || typeof body.title !== 'string') {
     throw new Error(`incomplete problem: ${text}`)
   }
-  // SPEC.md §7: `type` is a URI under {docs_url}/errors/ with a hyphenated form of the code.
-  const type = `${env.DOCS_URL}/errors/${code.replaceAll('_', '-')}`
+  // SPEC.md §7: `type` is a URI under {docs_url}/errors/ with a hyphenated form of the code;
+  // without DOCS_URL the base is the service's own origin, which serves those pages.
+  const docs = env.DOCS_URL || new URL(res.url || BASE).origin
+  const type = `${docs}/errors/${code.replaceAll('_', '-')}`
   if (body.type !== type) throw new Error(`type is ${body.type}, expected ${type}`)
   return body
 }
