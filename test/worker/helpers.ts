@@ -145,7 +145,8 @@ export interface ProxyStats {
  * request (readiness too) and never answers, like a SIGSTOPped server; 'freeze-on-remove' answers
  * until a removal arrives, then turns 'frozen' (that removal included), like a server SIGSTOPped
  * mid-call;
- * 'hold-output' forwards an answer up to its output and holds the rest until released.
+ * 'hold-output' forwards a removal's or a refinement's answer up to its output and holds the rest
+ * until released (`releaseHeldAnswers`, or any switch of mode).
  */
 export async function setInferenceMode(mode: ProxyMode) {
   const res = await fetch(`${env.FIXTURE_ORIGIN}/control/inference?mode=${mode}`, { method: 'POST' })
@@ -160,6 +161,15 @@ export async function inferenceStats() {
 export async function releaseHeldAnswers(): Promise<number> {
   const res = await fetch(`${env.FIXTURE_ORIGIN}/control/inference/release`, { method: 'POST' })
   return ((await res.json()) as { released: number }).released
+}
+
+/**
+ * The segmenter version the test inference server reports (its stub's in this stage,
+ * test/helpers/global-setup.ts): what a job's `modelVersion` must say.
+ */
+export async function inferenceModelVersion(): Promise<string> {
+  const res = await fetch(`${env.INFERENCE_URL}/health/ready`)
+  return ((await res.json()) as { modelVersion: string }).modelVersion
 }
 
 export async function usage(key: string) {
