@@ -11,8 +11,10 @@ import type { ProxyMode } from '../helpers/proxy-modes'
 export const BASE = 'https://api.test'
 
 /**
- * Time budgets. One removal through the real model takes 1–3 s end to end on this 2-core box,
- * up to ~8 s when other work shares the cores. Budgets hold on a machine four times slower than
+ * Time budgets. These tests run on the stub segmenter (200 ms a run, test/helpers/global-setup.ts),
+ * but the budgets still allow for the real model, which takes 1–3 s a removal end to end on this
+ * 2-core box, up to ~8 s when other work shares the cores, so pointing the tests at a real server
+ * stays possible. Budgets hold on a machine four times slower than
  * that: a busy machine makes a test slower, never red. A deadline is reached only when something
  * is stuck, and then the test fails with the state it was waiting on.
  */
