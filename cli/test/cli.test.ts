@@ -19,12 +19,13 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { deflateSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type LocalStack, signInByEmail, startLocalStack } from '../../test/helpers/local-stack'
+import { type ClientStack, clientStack } from '../../test/helpers/clients-stack'
+import { signInByEmail } from '../../test/helpers/local-stack'
 import { cli } from './run-cli'
 
 const FIXTURE = fileURLToPath(new URL('../../test/fixtures/astronaut.png', import.meta.url))
 
-let stack: LocalStack
+let stack: ClientStack
 let work: string
 
 /** A solid red RGBA PNG of `size`×`size`. */
@@ -63,11 +64,10 @@ const keyEnv = () => ({ CUTOUT_BASE_URL: stack.baseUrl, CUTOUT_API_KEY: stack.ap
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'cutout-cli-'))
-  stack = await startLocalStack()
+  stack = clientStack()
 })
 
 afterAll(async () => {
-  await stack?.stop()
   if (work) rmSync(work, { recursive: true, force: true })
 })
 

@@ -8,6 +8,7 @@ import { catalogConfigFromEnv, createCatalogGenerator } from './catalog/index.js
 import { Limiter } from './limiter.js'
 import { createSegmenter } from './segmentation/index.js'
 import { runtimeFromEnv } from './segmentation/model.js'
+import { createStubSegmenter, segmenterKindFromEnv, stubDelayFromEnv } from './segmentation/stub.js'
 import { createTryOnModel, tryOnConfigFromEnv } from './tryon/index.js'
 import { createApp, startServer, type SegmenterSlot } from './server.js'
 
@@ -40,6 +41,9 @@ const limiter = new Limiter({
 })
 const threads = intFromEnv('INFERENCE_THREADS', 2, 1)
 const runtime = runtimeFromEnv()
+// INFERENCE_SEGMENTER=stub: test-only masks without ONNX (segmentation/stub.ts); a bad value stops the start.
+const segmenterKind = segmenterKindFromEnv(process.env)
+const stubDelayMs = stubDelayFromEnv(process.env)
 const providers = process.env.INFERENCE_PROVIDERS || 'cpu'
 const spinning = process.env.INFERENCE_SPIN === '1'
 // libvips: no operation cache (every request's pixels are new, and the cache only holds memory),
@@ -77,14 +81,18 @@ process.on('SIGINT', () => void shutdown('SIGINT'))
 try {
   // The pose models load from the package in their thread while the segmentation model loads.
   const poseReady = tryOn.ready()
-  const segmenter = await createSegmenter({
-    runtime,
-    sessions,
-    modelPath: process.env.SEGMENTATION_MODEL || undefined,
-    threads,
-    providers: providers.split(','),
-    spinning,
-  })
+  if (segmenterKind === 'stub') console.warn('INFERENCE_SEGMENTER=stub: masks are a test stub, not the model')
+  const segmenter =
+    segmenterKind === 'stub'
+      ? createStubSegmenter({ delayMs: stubDelayMs })
+      : await createSegmenter({
+          runtime,
+          sessions,
+          modelPath: process.env.SEGMENTATION_MODEL || undefined,
+          threads,
+          providers: providers.split(','),
+          spinning,
+        })
   await poseReady
   model.current = segmenter
   console.log(

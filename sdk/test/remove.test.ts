@@ -1,13 +1,13 @@
 /**
- * The SDK against the real local stack (`npm start`, the real model): a fixture's background
+ * The SDK against the real local stack (`npm start`, the real model; one for the stage, test/helpers/clients-stack.ts): a fixture's background
  * removed in one call, a Blob with a media type the API does not list uploaded, and a bad option
  * as a typed `CutoutProblem`.
  */
 import { readFileSync } from 'node:fs'
 import { Cutout, CutoutProblem, type RemovalOptions } from '@cutout/sdk'
 import { readImageFile } from '@cutout/sdk/node'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type LocalStack, startLocalStack } from '../../test/helpers/local-stack'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { type ClientStack, clientStack } from '../../test/helpers/clients-stack'
 
 const FIXTURE = new URL('../../test/fixtures/astronaut.png', import.meta.url)
 
@@ -18,16 +18,12 @@ function pngHeader(bytes: Uint8Array) {
   return { signature, width: view.getUint32(16), height: view.getUint32(20), colourType: bytes[25] }
 }
 
-let stack: LocalStack
+let stack: ClientStack
 let cutout: Cutout
 
-beforeAll(async () => {
-  stack = await startLocalStack()
+beforeAll(() => {
+  stack = clientStack()
   cutout = new Cutout({ baseUrl: stack.baseUrl, apiKey: stack.apiKey })
-})
-
-afterAll(async () => {
-  await stack?.stop()
 })
 
 describe('@cutout/sdk against the local stack', () => {

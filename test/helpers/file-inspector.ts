@@ -1,7 +1,7 @@
 /**
  * Reads the files the API returns, for Worker tests that run in workerd (no sharp there): the
  * fixture server's `POST /inspect?as=image|zip|psd` takes the bytes and answers JSON. Images are
- * decoded with sharp (`channel0` is the first channel's pixels, base64, when `pixels=1`), zips
+ * decoded with sharp (`channel0` is the first channel's pixels and `alpha` the alpha channel's, base64, when `pixels=1`), zips
  * with fflate, PSDs with ag-psd — the libraries a user of the API would read them with.
  */
 import { createHash } from 'node:crypto'
@@ -20,10 +20,16 @@ async function describeImage(bytes: Uint8Array, withPixels: boolean): Promise<Im
   const [w, h] = [info.width - 1, info.height - 1]
   const border = [at(0, 0), at(w, 0), at(0, h), at(w, h), at(w >> 1, 0), at(0, h >> 1), at(w, h >> 1), at(w >> 1, h)]
   let channel0: string | undefined
+  let alpha: string | undefined
   if (withPixels) {
     const plane = Buffer.alloc(info.width * info.height)
-    for (let i = 0; i < plane.length; i++) plane[i] = data[i * 4]
+    const alphaPlane = Buffer.alloc(plane.length)
+    for (let i = 0; i < plane.length; i++) {
+      plane[i] = data[i * 4]
+      alphaPlane[i] = data[i * 4 + 3]
+    }
     channel0 = plane.toString('base64')
+    alpha = alphaPlane.toString('base64')
   }
   return {
     format: meta.format ?? 'unknown',
@@ -32,6 +38,7 @@ async function describeImage(bytes: Uint8Array, withPixels: boolean): Promise<Im
     channels: meta.channels ?? 0,
     sha256: createHash('sha256').update(bytes).digest('hex'),
     channel0,
+    alpha,
     border,
   }
 }

@@ -8,6 +8,8 @@ export interface ImageReport {
   sha256: string
   /** The first channel's pixels, row-major, base64 (with `pixels=1`). */
   channel0?: string
+  /** The alpha channel's pixels (255 where the file has none), row-major, base64 (with `pixels=1`). */
+  alpha?: string
   /** RGB(A) of the four corners and edge midpoints: [x, y, r, g, b, a]. */
   border: number[][]
 }

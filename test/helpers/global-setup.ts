@@ -2,11 +2,17 @@
  * Node-side world for the Worker tests: the real inference server behind a switchable proxy,
  * the fixture server, and the DNS-over-HTTPS server the SSRF guard resolves names with. Ports
  * come from vitest.worker.config.mts through the environment.
+ *
+ * The Worker tests are about bookkeeping (credits, jobs, batches, saturation, webhooks,
+ * retention, idempotency), not pixels: the inference server runs with its stub segmenter
+ * (INFERENCE_SEGMENTER=stub, inference-server/src/segmentation/stub.ts), the same HTTP server and
+ * protocol without an ONNX run per job. What the model makes is asserted where pixels are: the
+ * inference server's own tests, test/e2e and the clients stage, all with the real model.
  */
 import { startDohServer } from './doh-server'
 import { startFixtureServer } from './fixture-server'
 import { startInferenceProxy } from './inference-proxy'
-import { startInferenceServer, stopProcess } from './inference-process'
+import { STUB_SEGMENTER, startInferenceServer, stopProcess } from './inference-process'
 import { freePort, TEST_SIGNING_KEYS } from './ports.mjs'
 
 export default async function setup() {
@@ -14,7 +20,7 @@ export default async function setup() {
   const fixturePort = Number(process.env.TEST_FIXTURE_PORT)
   const dohPort = Number(process.env.TEST_DOH_PORT)
   const upstreamPort = await freePort()
-  const inference = await startInferenceServer(upstreamPort, TEST_SIGNING_KEYS.inference)
+  const inference = await startInferenceServer(upstreamPort, TEST_SIGNING_KEYS.inference, STUB_SEGMENTER)
   const proxy = await startInferenceProxy(proxyPort, upstreamPort)
   const fixtures = await startFixtureServer(fixturePort, proxy)
   const doh = await startDohServer(dohPort)

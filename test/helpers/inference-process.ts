@@ -1,5 +1,6 @@
 /**
- * Starts the real inference server (real model) as a child process and waits until it is ready.
+ * Starts the real inference server (the real model unless `env` asks for the stub segmenter) as a
+ * child process and waits until it is ready.
  * It runs small on purpose: one model run at a time and two requests waiting
  * (INFERENCE_CONCURRENCY=1, INFERENCE_QUEUE_LIMIT=2), so three jobs in flight (the tests' slot limit
  * is 2 per workspace) fill it and `/health/ready` reports saturation — test/worker/saturation.test.ts.
@@ -14,6 +15,13 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const READY_TIMEOUT_MS = 180_000
 
 export const TEST_INFERENCE_LIMITS = { INFERENCE_CONCURRENCY: '1', INFERENCE_QUEUE_LIMIT: '2' }
+
+/**
+ * The same small server with the test-only stub segmenter instead of the model (the Worker tests,
+ * test/helpers/global-setup.ts). Each stub run takes 200 ms, so nine jobs still keep the server
+ * saturated long enough to be seen (saturation.test.ts) while costing a fraction of a model run.
+ */
+export const STUB_SEGMENTER = { ...TEST_INFERENCE_LIMITS, INFERENCE_SEGMENTER: 'stub', INFERENCE_STUB_DELAY_MS: '200' }
 
 export async function startInferenceServer(
   port: number,

@@ -121,6 +121,9 @@ export function startInferenceProxy(port: number, upstreamPort: number): Promise
   }
   proxy.server = createServer((req, res) => {
     const isRemove = req.url?.startsWith('/v1/remove') ?? false
+    // 'hold-output' gates refinements too: with the stub segmenter they end in milliseconds, so a
+    // test that needs them still in flight holds them rather than hoping the model is slow.
+    const holdsOutput = isRemove || (req.url?.startsWith('/v1/refine') ?? false)
     if (isRemove) proxy.removeCalls += 1
     if (proxy.mode === 'down') return req.socket.destroy()
     if (proxy.mode === 'die-on-remove' && isRemove) {
@@ -177,7 +180,7 @@ export function startInferenceProxy(port: number, upstreamPort: number): Promise
       { host: '127.0.0.1', port: upstreamPort, method: req.method, path: req.url, headers: req.headers },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers)
-        if (proxy.mode === 'hold-output' && isRemove && up.statusCode === 200) {
+        if (proxy.mode === 'hold-output' && holdsOutput && up.statusCode === 200) {
           return holdAtOutput(up, res, (release) => heldAtOutput.push(release))
         }
         up.pipe(res)

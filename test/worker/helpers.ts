@@ -11,8 +11,10 @@ import type { ProxyMode } from '../helpers/proxy-modes'
 export const BASE = 'https://api.test'
 
 /**
- * Time budgets. One removal through the real model takes 1–3 s end to end on this 2-core box,
- * up to ~8 s when other work shares the cores. Budgets hold on a machine four times slower than
+ * Time budgets. These tests run on the stub segmenter (200 ms a run, test/helpers/global-setup.ts),
+ * but the budgets still allow for the real model, which takes 1–3 s a removal end to end on this
+ * 2-core box, up to ~8 s when other work shares the cores, so pointing the tests at a real server
+ * stays possible. Budgets hold on a machine four times slower than
  * that: a busy machine makes a test slower, never red. A deadline is reached only when something
  * is stuck, and then the test fails with the state it was waiting on.
  */
@@ -145,7 +147,8 @@ export interface ProxyStats {
  * request (readiness too) and never answers, like a SIGSTOPped server; 'freeze-on-remove' answers
  * until a removal arrives, then turns 'frozen' (that removal included), like a server SIGSTOPped
  * mid-call;
- * 'hold-output' forwards an answer up to its output and holds the rest until released.
+ * 'hold-output' forwards a removal's or a refinement's answer up to its output and holds the rest
+ * until released (`releaseHeldAnswers`, or any switch of mode).
  */
 export async function setInferenceMode(mode: ProxyMode) {
   const res = await fetch(`${env.FIXTURE_ORIGIN}/control/inference?mode=${mode}`, { method: 'POST' })
@@ -160,6 +163,15 @@ export async function inferenceStats() {
 export async function releaseHeldAnswers(): Promise<number> {
   const res = await fetch(`${env.FIXTURE_ORIGIN}/control/inference/release`, { method: 'POST' })
   return ((await res.json()) as { released: number }).released
+}
+
+/**
+ * The segmenter version the test inference server reports (its stub's in this stage,
+ * test/helpers/global-setup.ts): what a job's `modelVersion` must say.
+ */
+export async function inferenceModelVersion(): Promise<string> {
+  const res = await fetch(`${env.INFERENCE_URL}/health/ready`)
+  return ((await res.json()) as { modelVersion: string }).modelVersion
 }
 
 export async function usage(key: string) {
