@@ -53,7 +53,7 @@ describe('ISNet segmentation', () => {
     expect(alphaAt(230, 190)).toBeGreaterThanOrEqual(250) // chin
     expect(alphaAt(5, 5)).toBeLessThanOrEqual(5) // background, top left
     expect(alphaAt(30, 60)).toBeLessThanOrEqual(5) // background (flag side)
-    // Colour is the source's, untouched.
+    // A certain pixel (alpha 255) keeps the source colour: decontamination touches only the edge band.
     const { image } = await decodeImage(bytes)
     expect(Array.from(cutout.data.subarray((150 * 512 + 255) * 4, (150 * 512 + 255) * 4 + 3))).toEqual(
       Array.from(image.data.subarray((150 * 512 + 255) * 3, (150 * 512 + 255) * 3 + 3)),
