@@ -12,6 +12,7 @@ import type { RgbImage } from '../inference-server/src/imaging/types.js'
 import { decodeImage } from '../inference-server/src/imaging/decode.js'
 import { gtPhotos } from './quality-gt.js'
 import { matting } from './lib/matting-metrics.js'
+import { mattingSolve } from '../inference-server/src/imaging/matting.js'
 import { RESULTS_DIR } from './lib/util.js'
 
 const CACHE = `${RESULTS_DIR}sheets/cache/`
@@ -50,6 +51,7 @@ export async function cachedViews(only?: string) {
     width: number
     height: number
     truth: Float32Array
+    image: RgbImage
     views: Record<View, Uint8Array>
   }> = []
   for (const p of photos) {
@@ -69,75 +71,61 @@ export async function cachedViews(only?: string) {
       writeFileSync(file, views[v])
       process.stderr.write(`${p.name} ${v}\n`)
     }
-    out.push({ name: p.name, width: p.width, height: p.height, truth: p.alpha, views })
+    out.push({ name: p.name, width: p.width, height: p.height, truth: p.alpha, image, views })
   }
   await model.close()
   return out
 }
 
-type Fuse = (views: Record<View, Uint8Array>, i: number) => number
+/** Mean decisiveness of a view: 1 where every pixel is 0 or 255, 0 where all are 0.5. */
+export function confidence(m: Uint8Array): number {
+  let c = 0
+  for (let i = 0; i < m.length; i++) c += Math.abs(m[i] - 127.5)
+  return c / (127.5 * m.length)
+}
 
-const CANDIDATES: Record<string, Fuse> = {
-  balanced: (v, i) => v.sq1024[i] / 255,
-  fast: (v, i) => v.a704[i] / 255,
-  a1024: (v, i) => v.a1024[i] / 255,
-  a1280: (v, i) => v.a1280[i] / 255,
-  sq768: (v, i) => v.sq768[i] / 255,
-  meanBF: (v, i) => (v.sq1024[i] + v.sq1024f[i]) / 510,
-  mean4: (v, i) => (v.sq1024[i] + v.sq1024f[i] + v.a704[i] + v.a1280[i]) / 1020,
-  mean3: (v, i) => (v.sq1024[i] + v.a704[i] + v.a1280[i]) / 765,
-  median3: (v, i) => {
-    const xs = [v.sq1024[i], v.a704[i], v.a1280[i]].sort((a, b) => a - b)
-    return xs[1] / 255
-  },
-  median5: (v, i) => {
-    const xs = [v.sq1024[i], v.sq1024f[i], v.a704[i], v.a1280[i], v.a1280f[i]].sort((a, b) => a - b)
-    return xs[2] / 255
-  },
-  // Confidence-weighted: each view weighted by how sure it is (|m − 0.5|), plus a small floor.
-  conf4: (v, i) => {
-    let s = 0
-    let w = 0
-    for (const k of ['sq1024', 'sq1024f', 'a704', 'a1280'] as View[]) {
-      const m = v[k][i] / 255
-      const c = Math.abs(m - 0.5) * 2
-      const wk = 0.05 + c * c
-      s += wk * m
-      w += wk
-    }
-    return s / w
-  },
-  conf5: (v, i) => {
-    let s = 0
-    let w = 0
-    for (const k of ['sq1024', 'sq1024f', 'a704', 'a1280', 'a1280f'] as View[]) {
-      const m = v[k][i] / 255
-      const c = Math.abs(m - 0.5) * 2
-      const wk = 0.05 + c * c
-      s += wk * m
-      w += wk
-    }
-    return s / w
-  },
+/** The most decisive of `views`; the first (the reference view) unless another beats it by `margin`. */
+export function pick(views: Record<View, Uint8Array>, among: View[], margin: number): View {
+  let best = among[0]
+  let bestC = confidence(views[best]) + margin
+  for (const v of among.slice(1)) {
+    const c = confidence(views[v])
+    if (c > bestC) [best, bestC] = [v, c]
+  }
+  return best
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const data = await cachedViews(process.argv[2])
   const sums: Record<string, number> = {}
+  const among = (process.env.AMONG ?? 'sq1024,sq1024f,a1024').split(',') as View[]
+  const margin = Number(process.env.MARGIN ?? 0.002)
+  const mattingOpts = JSON.parse(process.env.MATTING ?? '{}')
   for (const d of data) {
     const line: string[] = []
-    for (const [name, fuse] of Object.entries(CANDIDATES)) {
-      const est = new Float32Array(d.truth.length)
-      for (let i = 0; i < est.length; i++) est[i] = fuse(d.views, i)
+    const chosen = pick(d.views, among, margin)
+    const scored: Record<string, Float32Array> = {}
+    const toF = (m: Uint8Array) => Float32Array.from(m, (v) => v / 255)
+    scored.balanced = toF(d.views.sq1024)
+    scored.pick = toF(d.views[chosen])
+    const t0 = performance.now()
+    const matte = mattingSolve(d.image, { data: d.views[chosen], width: d.width, height: d.height }, mattingOpts)
+    const ms = performance.now() - t0
+    scored.pickMat = toF(matte.data)
+    scored.balMat = toF(
+      mattingSolve(d.image, { data: d.views.sq1024, width: d.width, height: d.height }, mattingOpts).data,
+    )
+    for (const [name, est] of Object.entries(scored)) {
       const s = matting(est, d.truth, d.width, d.height)
       sums[name] = (sums[name] ?? 0) + s.sad / data.length
-      line.push(`${name} ${s.sad.toFixed(1)}`)
+      sums[`${name}:grad`] = (sums[`${name}:grad`] ?? 0) + s.grad / data.length
+      line.push(`${name} ${s.sad.toFixed(1)}/${s.grad.toFixed(2)}`)
     }
-    process.stdout.write(`${d.name}: ${line.join(' | ')}\n`)
+    process.stdout.write(`${d.name} [${chosen}, matting ${ms.toFixed(0)} ms]: ${line.join(' | ')}\n`)
   }
   process.stdout.write(
     `MEAN: ${Object.entries(sums)
-      .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+      .map(([k, v]) => `${k} ${v.toFixed(3)}`)
       .join(' | ')}\n`,
   )
 }

@@ -71,8 +71,10 @@ describe('cutout edge colours', () => {
       output: 'cutout',
     })
     const { data } = await rawPng(cutout.png)
-    // The edge keeps well under half the green it had; the alpha is the model's, untouched.
+    // The edge keeps well under half the green it had; fast's and balanced's alpha is the model's,
+    // untouched (high re-solves its edge band by matting).
     expect(greenSpill(data)).toBeLessThan(before * 0.5)
-    for (let x = 0; x < W; x++) expect(data[(16 * W + x) * 4 + 3]).toBe(Math.round(255 * alphaAt(x)))
+    if (quality !== 'high')
+      for (let x = 0; x < W; x++) expect(data[(16 * W + x) * 4 + 3]).toBe(Math.round(255 * alphaAt(x)))
   })
 })
