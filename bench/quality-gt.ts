@@ -95,13 +95,17 @@ async function scoreLevel(
 /** A row of the contact sheet: photo, truth, then each level's alpha, `h` px tall. */
 async function sheetRow(p: GtPhoto, alphas: Uint8Array[], h: number): Promise<{ buf: Buffer; w: number }> {
   const w = Math.round((p.width * h) / p.height)
-  const tile = (input: Parameters<typeof sharp>[0], raw?: { width: number; height: number; channels: 1 }) =>
-    sharp(input as Buffer, raw ? { raw } : undefined)
+  /** A w×h RGB tile (greyscale planes replicated: sharp keeps a 1-channel raw input at 1 channel). */
+  const tile = async (input: Parameters<typeof sharp>[0], raw?: { width: number; height: number; channels: 1 }) => {
+    const { data, info } = await sharp(input as Buffer, raw ? { raw } : undefined)
       .resize(w, h, { fit: 'fill' })
-      .toColourspace('srgb')
-      .removeAlpha()
       .raw()
-      .toBuffer()
+      .toBuffer({ resolveWithObject: true })
+    const rgb = Buffer.alloc(w * h * 3)
+    for (let i = 0; i < w * h; i++)
+      for (let c = 0; c < 3; c++) rgb[i * 3 + c] = data[i * info.channels + (info.channels >= 3 ? c : 0)]
+    return rgb
+  }
   const truth8 = Uint8Array.from(p.alpha, (a) => Math.round(a * 255))
   const tiles = [
     await tile(p.bytes),
@@ -110,6 +114,7 @@ async function sheetRow(p: GtPhoto, alphas: Uint8Array[], h: number): Promise<{ 
   ]
   const buf = await sharp({ create: { width: w * tiles.length, height: h, channels: 3, background: '#fff' } })
     .composite(tiles.map((t, k) => ({ input: t, raw: { width: w, height: h, channels: 3 }, left: k * w, top: 0 })))
+    .removeAlpha() // composite adds an alpha channel
     .raw()
     .toBuffer()
   return { buf, w: w * tiles.length }
@@ -223,12 +228,12 @@ export function gtChart(report: { date: string; photos: Array<Record<string, unk
   const colours: Record<Quality, string> = { fast: '#8ecae6', balanced: '#219ebc', high: '#fb8500' }
   return barChart({
     title: 'SAD against the true alpha (thousands), per real photo; lower is better',
+    unit: '',
     subtitle: `../shared/gt (alphamatting.com, DAVIS) · ${report.date.slice(0, 10)}`,
     series: levels.map((q) => ({ label: q, color: colours[q] })),
     groups: report.photos.map((r) => ({
-      label: String(r.name)
-        .replace(/^(am\d+|davis)-/, '$1 ')
-        .slice(0, 12),
+      // "am01 flower", "davis dog": short enough to sit under a group of three bars.
+      label: String(r.name).split('-').slice(0, 2).join(' ').slice(0, 10),
       values: levels.map((q) => (r[q] as LevelScores | undefined)?.whole.sad ?? null),
     })),
   })
