@@ -286,10 +286,11 @@ if (!flags['no-levels']) {
       value: levelsApi?.balancedOverFast.api ?? null,
       ok: levelsApi?.balancedOverFast.api != null ? levelsApi.balancedOverFast.api >= 2 : null,
     },
+    // Reported, no longer a target (issue 22): fast's quality is judged against real ground truth
+    // (quality-gt-<name>.json, targets.fast), not by agreement with balanced.
     fastIoUOnFixtures: {
-      rule: 'fast mask IoU ≥ 0.95 against balanced on every fixture photo',
+      rule: 'retired (issue 22): mask IoU against balanced on the fixture photos, for information',
       values: Object.fromEntries(Object.entries(fixtures).map(([n, r]) => [n, r[chosenKey]])),
-      ok: Object.values(fixtures).every((r) => r[chosenKey] >= 0.95),
     },
   }
   writeFileSync(
