@@ -41,7 +41,8 @@ describe('mattingSolve', () => {
   it('recovers a known soft edge from the photo where the mask was wrong', () => {
     const { image, alpha } = mixed()
     const mask = wrongMask()
-    const matte = mattingSolve(image, mask, { priorWeight: 1e-3 })
+    // A weak prior and enough iterations for a mask this wrong (16 px off in places).
+    const matte = mattingSolve(image, mask, { priorWeight: 1e-3, iterations: 100 })
     // Error against the truth at most a quarter of the mask's, and nothing moves outside the band.
     expect(sad(matte.data, alpha)).toBeLessThan(sad(mask.data, alpha) * 0.25)
     const band = unknownBand(mask, { low: 8, high: 247, widen: 4 })

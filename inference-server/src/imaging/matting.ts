@@ -41,7 +41,7 @@ export const MATTING_DEFAULTS: MattingOptions = {
   low: 8,
   high: 247,
   widen: 4,
-  iterations: 40,
+  iterations: 20,
   tolerance: 1e-4,
 }
 
