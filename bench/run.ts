@@ -9,7 +9,9 @@
  * other processes on a shared machine falls on all of them alike; only one thing runs at a time.
  * Writes bench/results/<name>.json and <name>.svg. Never an assertion: it reports.
  *
- * Then the quality benchmark (bench/quality-synthetic.ts) writes bench/results/quality-synthetic-<name>.json, the
+ * Then the ground-truth quality benchmark (bench/quality-gt.ts: every level on the real photos of
+ * ../shared/gt against their true alpha) writes bench/results/quality-gt-<name>.json and
+ * docs/quality/gt-sad.svg, the synthetic quality benchmark (bench/quality-synthetic.ts) writes bench/results/quality-synthetic-<name>.json, the
  * refinement benchmark (bench/refinement.ts) bench/results/refinement-<name>.json, the catalog
  * benchmark (bench/catalog.ts) bench/results/catalog-<name>.json, and the try-on benchmark
  * (bench/tryon.ts) bench/results/tryon-<name>.json.
@@ -20,7 +22,7 @@
  * session against two 1-thread sessions (bench/throughput.ts) into throughput-<name>.json.
  *
  * Flags: --name <name> (default "latest"), --rounds <n> (scales repetitions), --no-api,
- * --no-reference, --no-quality, --no-refinement, --no-catalog, --no-tryon, --no-levels,
+ * --no-reference, --no-gt, --no-quality, --no-refinement, --no-catalog, --no-tryon, --no-levels,
  * --no-throughput, --only <substring of image names>, --verbose (child output).
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -40,6 +42,7 @@ import { runCatalogBench } from './catalog.js'
 import { ratioChart } from './chart.js'
 import { FAST_INPUT } from '../inference-server/src/levels/sizes.js'
 import { runLevelsBench, timeLevelsThroughApi } from './levels.js'
+import { writeGtReport } from './quality-gt.js'
 import { runQualityBench } from './quality-synthetic.js'
 import { runThroughputBench } from './throughput.js'
 import { runRefinementBench } from './refinement.js'
@@ -53,6 +56,7 @@ const { values: flags } = parseArgs({
     'no-api': { type: 'boolean', default: false },
     'no-reference': { type: 'boolean', default: false },
     'no-quality': { type: 'boolean', default: false },
+    'no-gt': { type: 'boolean', default: false },
     'no-refinement': { type: 'boolean', default: false },
     'no-tryon': { type: 'boolean', default: false },
     'no-catalog': { type: 'boolean', default: false },
@@ -282,10 +286,11 @@ if (!flags['no-levels']) {
       value: levelsApi?.balancedOverFast.api ?? null,
       ok: levelsApi?.balancedOverFast.api != null ? levelsApi.balancedOverFast.api >= 2 : null,
     },
+    // Reported, no longer a target (issue 22): fast's quality is judged against real ground truth
+    // (quality-gt-<name>.json, targets.fast), not by agreement with balanced.
     fastIoUOnFixtures: {
-      rule: 'fast mask IoU ≥ 0.95 against balanced on every fixture photo',
+      rule: 'retired (issue 22): mask IoU against balanced on the fixture photos, for information',
       values: Object.fromEntries(Object.entries(fixtures).map(([n, r]) => [n, r[chosenKey]])),
-      ok: Object.values(fixtures).every((r) => r[chosenKey] >= 0.95),
     },
   }
   writeFileSync(
@@ -303,6 +308,11 @@ if (!flags['no-throughput'] && !flags['no-api']) {
     `${JSON.stringify({ name: flags.name, date: new Date().toISOString(), machine, ...throughput }, null, 2)}\n`,
   )
   log(`${JSON.stringify(throughput.results)}\nwrote bench/results/throughput-${flags.name}.json`)
+}
+
+if (!flags['no-gt']) {
+  log('\nground-truth quality benchmark (real photos of ../shared/gt)…')
+  await writeGtReport(flags.name)
 }
 
 if (!flags['no-quality']) {

@@ -17,12 +17,15 @@ export function barChart({
   series,
   groups,
   lines = [],
+  unit = '×',
 }: {
   title: string
   subtitle: string
   series: Series[]
   groups: Group[]
   lines?: Array<{ value: number; label: string }>
+  /** Suffix of the axis labels (ratios by default). */
+  unit?: string
 }): string {
   const bar = 17
   const gap = 20
@@ -46,10 +49,10 @@ export function barChart({
   out.push(`<rect width="100%" height="100%" fill="#fff"/>`)
   out.push(`<text x="${left}" y="20" font-size="14" font-weight="600">${esc(title)}</text>`)
   out.push(`<text x="${left}" y="38" fill="#555">${esc(subtitle)}</text>`)
-  const step = maxV > 4 ? 1 : 0.5
+  const step = maxV > 40 ? 20 : maxV > 10 ? 5 : maxV > 4 ? 1 : 0.5
   for (let v = 0; v <= maxV; v += step) {
     out.push(`<line x1="${left}" x2="${width - 10}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" stroke="#eee"/>`)
-    out.push(`<text x="${left - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end" fill="#777">${v}×</text>`)
+    out.push(`<text x="${left - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end" fill="#777">${v}${unit}</text>`)
   }
   groups.forEach((g, gi) => {
     const x0 = left + 10 + gi * groupW
@@ -57,7 +60,7 @@ export function barChart({
       if (v === null) return
       const x = x0 + si * bar
       out.push(
-        `<rect x="${x}" y="${y(v).toFixed(1)}" width="${bar - 2}" height="${(top + plotH - y(v)).toFixed(1)}" fill="${series[si].color}"><title>${esc(`${g.label} · ${series[si].label}: ${v.toFixed(2)}×`)}</title></rect>`,
+        `<rect x="${x}" y="${y(v).toFixed(1)}" width="${bar - 2}" height="${(top + plotH - y(v)).toFixed(1)}" fill="${series[si].color}"><title>${esc(`${g.label} · ${series[si].label}: ${v.toFixed(2)}${unit}`)}</title></rect>`,
       )
       out.push(
         `<text x="${x + (bar - 2) / 2}" y="${(y(v) - 3).toFixed(1)}" text-anchor="middle" font-size="8" fill="#333">${v.toFixed(v >= 10 ? 0 : 1)}</text>`,

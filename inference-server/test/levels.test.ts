@@ -68,7 +68,7 @@ describe('fast input size', () => {
     await levelMask(stub('sharp', sizes), image, 'fast')
     await levelMask(stub('sharp', sizes), image, 'balanced')
     expect(sizes).toEqual([
-      { width: 832, height: 576 },
+      { width: 640, height: 640 },
       { width: 512, height: 512 },
     ])
   })

@@ -28,14 +28,14 @@ export interface RefineOptions {
 export const REFINE_DEFAULTS = { eps: 1e-5, maxWorkPixels: 4_000_000, modelPixels: 2 } as const
 
 /** Mean over a (2r+1)² window, clipped at the borders, by separable running sums: O(n) for any r. */
-export function boxMean(
-  src: Float32Array,
+export function boxMean<T extends Float32Array | Float64Array = Float32Array>(
+  src: Float32Array | Float64Array,
   width: number,
   height: number,
   r: number,
-  out = new Float32Array(src.length),
-  tmp = new Float32Array(src.length),
-): Float32Array {
+  out: T = new Float32Array(src.length) as T,
+  tmp: Float32Array | Float64Array = new Float32Array(src.length),
+): T {
   for (let y = 0; y < height; y++) {
     const row = y * width
     let sum = 0

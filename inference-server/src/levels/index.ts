@@ -3,14 +3,17 @@
  * Quality levels (SPEC.md §2: `quality` controls inference resolution; issue 14):
  * - `fast`: one model run at a smaller input (sizes.ts, picked by bench/levels.ts);
  * - `balanced`: one run at the native 1024², the reference package's mask bit for bit;
- * - `high`: balanced's run plus the zoomed second look over the edge band (edge-tiles.ts); the
- *   caller then applies the guided filter and colour decontamination (remove.ts).
+ * - `high`: balanced's run and other views of the photo (mirrored, photo aspect), the most decisive
+ *   kept (views.ts), then the zoomed second look over the edge band on large photos (edge-tiles.ts);
+ *   the caller then solves the edge band by closed-form matting (small photos) or the guided
+ *   filter (large ones), and decontaminates the colours (remove.ts).
  */
 import type { Mask, RgbImage } from '../imaging/types.js'
 import type { Quality } from '../options.js'
 import type { Segmenter } from '../segmentation/index.js'
 import { type EdgeTileOptions, zoomEdges } from './edge-tiles.js'
 import { fastInput } from './sizes.js'
+import { decisiveView } from './views.js'
 
 export { EDGE_TILE_DEFAULTS, type EdgeTileOptions } from './edge-tiles.js'
 export { FAST_INPUT, fastInput } from './sizes.js'
@@ -36,6 +39,7 @@ export async function levelMask(
     return { mask: await segmenter.segment(image, fastInput(image, segmenter.input)), modelRuns: 1 }
   const base = await segmenter.segment(image, segmenter.input.native)
   if (quality === 'balanced') return { mask: base, modelRuns: 1 }
-  const zoomed = await zoomEdges(segmenter, image, base, segmenter.input.native, tiles, signal)
-  return { mask: zoomed.mask, modelRuns: 1 + zoomed.tiles }
+  const view = await decisiveView(segmenter, image, base, signal)
+  const zoomed = await zoomEdges(segmenter, image, view.mask, segmenter.input.native, tiles, signal)
+  return { mask: zoomed.mask, modelRuns: 1 + view.modelRuns + zoomed.tiles }
 }

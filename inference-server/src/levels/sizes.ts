@@ -1,9 +1,9 @@
 /**
  * @module
  * The model input size of each quality level. `balanced` and `high` run the model at its native
- * 1024²; `fast` at a smaller size picked by measurement (bench/levels.ts: the fastest size whose
- * mask IoU against `balanced` is ≥ 0.95 on the fixture photos and the quality composites, and at
- * least 2× faster at the model; docs/quality.md "Quality levels").
+ * 1024²; `fast` at a smaller size picked by measurement against real ground truth (issue 22:
+ * bench/high-tuning-gt.ts on ../shared/gt, at least 2× faster than 1024² at the model by
+ * bench/levels.ts; docs/quality.md). Issue 14's rule, IoU ≥ 0.95 against `balanced`, is retired.
  */
 import type { InputSize, ModelInput } from '../segmentation/index.js'
 
@@ -11,12 +11,12 @@ import type { InputSize, ModelInput } from '../segmentation/index.js'
 export type FastShape = 'square' | 'aspect'
 
 /**
- * `fast`'s input, from bench/levels.ts (bench/results/levels-sweep.json): about 704² pixels with the
- * photo's aspect (832×576 at 3:2), 2.05× faster than 1024² at 1 MP, IoU ≥ 0.95 against `balanced`
- * on the astronaut, chelsea, coffee and their composites. No smaller input keeps rocket.jpg's
- * lattice towers as 1024² does (IoU 0.59–0.71 at every candidate): docs/quality.md.
+ * `fast`'s input: 640², stretched like the model's own 1024². On the 14 real photos of
+ * ../shared/gt its mean SAD is 1.17× `balanced`'s, against 2.12× for issue 14's 704² at the photo's
+ * aspect (which lost the flower and the plush duck) and 1.32× for 512²; 2.5× faster than 1024² at
+ * the model at 1 MP (bench/results/levels-sweep.json).
  */
-export const FAST_INPUT = { side: 704, shape: 'aspect' as FastShape }
+export const FAST_INPUT = { side: 640, shape: 'square' as FastShape }
 
 const roundTo = (v: number, multiple: number) => Math.max(multiple, Math.round(v / multiple) * multiple)
 
