@@ -7,7 +7,7 @@ import { buildMimeMessage, DevOutboxSender, emailSenderFor, SendEmailBindingSend
 import { CODE_WINDOW_MS, generateCode, MAX_CODES_PER_WINDOW } from '../../src/services/email-sign-in'
 import { FREE_TIER_CREDITS } from '../../src/services/users'
 import { latestCode, newEmail, signIn, startSignIn, verifySignIn, wrongCode, type SignedIn } from './auth-helpers'
-import { api, expectProblem, seedWorkspace } from './helpers'
+import { api, BASE, expectProblem, seedWorkspace } from './helpers'
 
 const KEY = () => new TextEncoder().encode(env.SESSION_SIGNING_KEY)
 
@@ -411,9 +411,10 @@ describe('EmailSender', () => {
   it('the dev outbox is readable only in development and test', async () => {
     const app = createApp()
     const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext
-    const prod = await app.request('/v1/dev/outbox', {}, { ...env, ENVIRONMENT: 'production' }, ctx)
+    // A full URL: a problem's `type` is on the request's own origin when DOCS_URL is empty.
+    const prod = await app.request(`${BASE}/v1/dev/outbox`, {}, { ...env, ENVIRONMENT: 'production' }, ctx)
     await expectProblem(prod, 404, 'job_not_found')
-    const dev = await app.request('/v1/dev/outbox', {}, { ...env, ENVIRONMENT: 'development' }, ctx)
+    const dev = await app.request(`${BASE}/v1/dev/outbox`, {}, { ...env, ENVIRONMENT: 'development' }, ctx)
     expect(dev.status).toBe(200)
     expect(await api('/v1/dev/outbox').then((r) => r.status)).toBe(200)
   })
