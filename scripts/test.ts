@@ -1,5 +1,5 @@
 /**
- * `npm test`: every stage in order (lint and format, typecheck, inference server, OpenAPI contract,
+ * `npm test`: every stage in order (lint and format, typecheck, the deploy check, inference server, OpenAPI contract,
  * Worker in workerd, end-to-end `npm start`, the SDK and CLI against their own `npm start`). A
  * failing stage does not stop the later ones, so one run shows everything that is broken; the exit
  * code is non-zero when any stage failed.
@@ -54,6 +54,8 @@ const STAGES: Stage[] = [
       tsc('web/tsconfig.json'),
     ],
   },
+  // The Worker bundled as `wrangler deploy` would: no Node-only import, within the size limit.
+  { name: 'deploy', steps: [{ command: bin('tsx'), args: ['scripts/deploy-check.ts'] }] },
   {
     name: 'inference',
     steps: [
