@@ -19,7 +19,7 @@ beforeAll(() => {
     [
       "import { execSync } from 'node:child_process'",
       "import { readFileSync } from 'fs'",
-      'export default { fetch: () => new Response(`${typeof execSync}${typeof readFileSync}`) }',
+      'export default { fetch: () => new Response(typeof execSync + typeof readFileSync) }',
     ].join('\n'),
   )
   writeFileSync(
