@@ -54,6 +54,8 @@ export async function startInference(
 export interface ApiStack {
   url: string
   apiKey: string
+  /** The Worker's DevTools port (`wrangler dev --inspector-port`): heap usage, profiles. */
+  inspectorPort: number
   child: Child
   stop(): Promise<void>
   /**
@@ -154,6 +156,7 @@ export async function startApi(inference: InferenceServer, options: ApiOptions |
   const stack: ApiStack = {
     url,
     apiKey,
+    inspectorPort: inspector,
     child: await launch(),
     stop: () => stopChild(stack.child),
     async restart(downMs = 0) {
