@@ -18,8 +18,13 @@ const SSE_HEADERS = {
 export const KEEPALIVE_MS = 25_000
 const KEEPALIVE = ': keepalive\n\n'
 
-/** `SSE_KEEPALIVE_MS` when it is a positive number (tests shorten it), else `KEEPALIVE_MS`. */
-export function keepaliveMs(env: { SSE_KEEPALIVE_MS?: string }): number {
+/** The part of the environment the log reads: tests shorten the keepalive interval. */
+export interface EventLogEnv {
+  SSE_KEEPALIVE_MS?: string
+}
+
+/** `SSE_KEEPALIVE_MS` when it is a positive number, else `KEEPALIVE_MS`. */
+function keepaliveMs(env: EventLogEnv): number {
   const value = Number(env.SSE_KEEPALIVE_MS)
   return env.SSE_KEEPALIVE_MS && Number.isFinite(value) && value > 0 ? value : KEEPALIVE_MS
 }
@@ -31,9 +36,9 @@ export class EventLog {
   #encoder = new TextEncoder()
   #keepalive: ReturnType<typeof setInterval> | undefined
 
-  constructor(sql: SqlStorage, keepaliveMs: number) {
+  constructor(sql: SqlStorage, env: EventLogEnv) {
     this.sql = sql
-    this.#keepaliveMs = keepaliveMs
+    this.#keepaliveMs = keepaliveMs(env)
   }
 
   /**

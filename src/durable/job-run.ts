@@ -22,7 +22,6 @@ import {
   receiveAnswer,
 } from '../services/inference'
 import { finishJobStatements, type JobStart, RESULT_RETENTION_MS, type TerminalStatus } from '../services/jobs'
-import { keepaliveMs } from './event-log'
 import { JobEventLog } from './job-events'
 
 export type { JobStart }
@@ -66,7 +65,7 @@ export class JobRun extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env)
-    this.#events = new JobEventLog(ctx.storage.sql, keepaliveMs(env))
+    this.#events = new JobEventLog(ctx.storage.sql, env)
     ctx.blockConcurrencyWhile(async () => {
       ctx.storage.sql.exec(
         `CREATE TABLE IF NOT EXISTS job (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL)`,

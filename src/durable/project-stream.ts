@@ -8,14 +8,14 @@
 import { DurableObject } from 'cloudflare:workers'
 import type { Env } from '../env'
 import type { EventEnvelope } from '../lib/events'
-import { EventLog, keepaliveMs } from './event-log'
+import { EventLog } from './event-log'
 
 export class ProjectStream extends DurableObject<Env> {
   readonly #log: EventLog
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env)
-    this.#log = new EventLog(ctx.storage.sql, keepaliveMs(env))
+    this.#log = new EventLog(ctx.storage.sql, env)
     ctx.blockConcurrencyWhile(async () => this.#log.createTable())
   }
 
