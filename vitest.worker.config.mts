@@ -41,6 +41,8 @@ export default defineConfig(async () => ({
           FIXTURE_ORIGIN: `http://127.0.0.1:${fixturePort}`,
           // A `sourceUrl` that never answers is refused after 1 s, not the production 10 s.
           SOURCE_FETCH_TIMEOUT_MS: '1000',
+          // An open event stream hears a keepalive comment every 200 ms, not the production 25 s.
+          SSE_KEEPALIVE_MS: '200',
           INFERENCE_RETRY_BASE_MS: '50',
           INFERENCE_MAX_ATTEMPTS: '3',
           WORKSPACE_SLOT_LIMIT: '2',

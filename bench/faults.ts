@@ -20,6 +20,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
+import { TERMINAL_STATUSES } from '../src/contract/stages.js'
 import { sharp } from './lib/deps.js'
 import { type Attempt, startReceiver } from './lib/receiver.js'
 import { type ApiStack, type InferenceServer, startApi, startInference } from './lib/stack.js'
@@ -36,7 +37,7 @@ const { values: flags } = parseArgs({
 })
 const log = (msg: string) => process.stderr.write(`${msg}\n`)
 const OPTIONS = { quality: 'fast', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' } as const
-const TERMINAL = ['succeeded', 'failed', 'canceled']
+const TERMINAL: readonly string[] = TERMINAL_STATUSES
 const TERMINAL_EVENT = /job\.(completed|failed|canceled)/
 const VARS: Record<string, string> = {
   RATE_LIMIT_PER_MINUTE: '1000000',

@@ -17,6 +17,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
+import { TERMINAL_STATUSES } from '../src/contract/stages.js'
 import { sharp } from './lib/deps.js'
 import { type ClassResult, type LoadClass, removalForm, runClass } from './lib/load.js'
 import { startApi, startInference } from './lib/stack.js'
@@ -36,7 +37,7 @@ const seconds = Number(flags.seconds)
 const removalRate = Number(flags['removal-rate'])
 const log = (msg: string) => process.stderr.write(`${msg}\n`)
 const OPTIONS = { quality: 'fast', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' } as const
-const TERMINAL = ['succeeded', 'failed', 'canceled']
+const TERMINAL: readonly string[] = TERMINAL_STATUSES
 const DRAIN_TIMEOUT_MS = 30 * 60_000
 
 const startedAt = Date.now()

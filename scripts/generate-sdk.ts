@@ -1,20 +1,26 @@
 /**
- * `npm run sdk:generate`: rewrites sdk/src/schema.ts from the app's /openapi.json (see
- * scripts/lib/sdk-schema.ts). Run it after changing a route or schema; the SDK tests fail until then.
+ * `npm run sdk:generate`: rewrites sdk/src/schema.ts from the app's /openapi.json and
+ * sdk/src/contract.ts from src/contract (see scripts/lib/sdk-schema.ts). Run it after changing a route,
+ * a schema or a contract value the SDK copies; the SDK tests fail until then.
  */
 import { readFileSync, writeFileSync } from 'node:fs'
-import { generateSchema, SCHEMA_PATH } from './lib/sdk-schema'
+import { CONTRACT_PATH, generateContract, generateSchema, SCHEMA_PATH } from './lib/sdk-schema'
 
-const text = await generateSchema()
-let previous = ''
-try {
-  previous = readFileSync(SCHEMA_PATH, 'utf8')
-} catch {
-  // first generation
+/** Writes `text` to `path` unless it already holds it. */
+function write(path: string, text: string) {
+  let previous = ''
+  try {
+    previous = readFileSync(path, 'utf8')
+  } catch {
+    // first generation
+  }
+  if (previous === text) {
+    console.log(`${path}: up to date`)
+  } else {
+    writeFileSync(path, text)
+    console.log(`${path}: written (${text.length} characters)`)
+  }
 }
-if (previous === text) {
-  console.log(`${SCHEMA_PATH}: up to date`)
-} else {
-  writeFileSync(SCHEMA_PATH, text)
-  console.log(`${SCHEMA_PATH}: written (${text.length} characters)`)
-}
+
+write(SCHEMA_PATH, await generateSchema())
+write(CONTRACT_PATH, generateContract())

@@ -27,6 +27,8 @@ declare global {
       INFERENCE_DEADLINE_MAX_MS?: string
       /** How long a `sourceUrl` fetch may take (ms); unset means `SOURCE_FETCH_TIMEOUT_MS` (src/contract/limits.ts). */
       SOURCE_FETCH_TIMEOUT_MS?: string
+      /** Milliseconds between SSE keepalive comments (src/durable/event-log.ts); unset means 25 s. */
+      SSE_KEEPALIVE_MS?: string
     }
   }
 }

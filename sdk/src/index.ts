@@ -1,7 +1,8 @@
 /**
  * @module
- * `@cutout/sdk`: a typed client for the Cutout image API (fetch only: Node 20 and browsers).
- * File-system helpers for Node are in `@cutout/sdk/node`.
+ * `@cutout/sdk`: a typed client for the Cutout image API (fetch only: Node 20 and browsers; no
+ * `node:` import is reachable from here, a test bundles it for the browser). File-system helpers
+ * for Node are in `@cutout/sdk/node`.
  */
 export { type SessionStore, type SessionTokens, type TokenPair, memorySession, toSession } from './auth.js'
 export {
@@ -22,7 +23,17 @@ export {
 } from './client.js'
 export { type DeviceAuthorization, type DeviceLoginOptions, deviceLogin } from './device.js'
 export { type ImageInput, sniffImageType } from './image.js'
-export { CutoutProblem, type ProblemBody } from './problem.js'
+export { CutoutProblem, type ProblemBody, retryAfterSeconds } from './problem.js'
 export { backoffMs, type RetryOptions } from './retry.js'
+export { TERMINAL_STATUSES, type TerminalStatus } from './contract.js'
 export type { components, operations, paths } from './schema.js'
-export { isTerminal, type WaitOptions } from './wait.js'
+export { readSse, type SseEvent } from './sse.js'
+export {
+  type FollowOptions,
+  followEvents,
+  isTerminal,
+  isTerminalStatus,
+  type OpenEvents,
+  type WaitOptions,
+  waitForJob,
+} from './wait.js'

@@ -6,11 +6,14 @@
  * event seen (SPEC.md §6), up to `MAX_RECONNECTS` times in a row without a new event. When it
  * cannot be opened or keeps breaking, the job is read again (the reconciliation §6 asks for after
  * a gap) and then polled, slowly backing off, until the job ends or the time is up.
+ * `followEvents` is that resuming reader on its own, over any transport (the page opens its
+ * streams with its own credentials).
  */
 import type { Cutout, Job } from './client.js'
+import { TERMINAL_STATUSES, type TerminalStatus } from './contract.js'
 import { CutoutProblem } from './problem.js'
 import { sleep } from './retry.js'
-import { readSse } from './sse.js'
+import { readSse, type SseEvent } from './sse.js'
 
 export interface WaitOptions {
   signal?: AbortSignal
@@ -22,10 +25,12 @@ export interface WaitOptions {
   poll?: boolean
 }
 
-const TERMINAL = new Set(['succeeded', 'failed', 'canceled'])
-export const isTerminal = (job: Job) => TERMINAL.has(job.status)
+const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_STATUSES)
+/** Whether a job in this status has ended (it never changes again). */
+export const isTerminalStatus = (status: string): status is TerminalStatus => TERMINAL.has(status)
+export const isTerminal = (job: Job) => isTerminalStatus(job.status)
 
-/** Reopenings of a stream that broke off, in a row without a new event, before polling instead. */
+/** Reopenings of a stream that broke off, in a row without a new event, before giving up on it. */
 const MAX_RECONNECTS = 3
 
 export async function waitForJob(cutout: Cutout, id: string, options: WaitOptions = {}): Promise<Job> {
@@ -35,7 +40,7 @@ export async function waitForJob(cutout: Cutout, id: string, options: WaitOption
     const job = await cutout.getJob(id, signal)
     if (isTerminal(job)) return job
     if (!options.poll) {
-      const ended = await followEvents(cutout, id, signal, options.onEvent)
+      const ended = await followJob(cutout, id, signal, options.onEvent)
       if (ended) return ended
     }
     return await poll(cutout, id, signal)
@@ -48,38 +53,77 @@ export async function waitForJob(cutout: Cutout, id: string, options: WaitOption
 }
 
 /**
- * Follows the stream, reopening it after the last event id when it breaks off; after it ends (or
- * cannot be used any more) reads the job. The job when that read finds it terminal, else undefined.
+ * Opens an event stream after `lastEventId` (none: from the start): its body, or undefined when it
+ * cannot be opened. It throws only when `signal` is aborted.
  */
-async function followEvents(
+export type OpenEvents = (
+  lastEventId: string | undefined,
+  signal: AbortSignal,
+) => Promise<ReadableStream<Uint8Array> | undefined>
+
+export interface FollowOptions {
+  signal?: AbortSignal
+  /** Told of every event, once, in order, across reopenings. */
+  onEvent?: (event: SseEvent) => void
+  /**
+   * Asked when a stream ends cleanly: true when there is nothing more to wait for (a job's stream
+   * ends once the job is terminal), false to reopen it. Without it a clean end is the end.
+   */
+  ended?: () => boolean | Promise<boolean>
+}
+
+/**
+ * Reads an event stream to its end, reopening it with `Last-Event-ID` after the last event seen
+ * when it breaks off (or ends before `ended` agrees), so it resumes where it stopped (SPEC.md §6),
+ * up to `MAX_RECONNECTS` times in a row without a new event. True once it ended; false when the
+ * stream could not be opened or kept breaking, and the caller should reconcile (read the state
+ * again) instead. Any transport works: `open` decides how the stream is requested.
+ */
+export async function followEvents(open: OpenEvents, options: FollowOptions = {}): Promise<boolean> {
+  const signal = options.signal ?? new AbortController().signal
+  let lastEventId: string | undefined
+  for (let failures = 0; failures <= MAX_RECONNECTS; ) {
+    if (failures) await sleep(500 * failures, signal)
+    const body = await open(lastEventId, signal)
+    if (!body) return false
+    const before = lastEventId
+    try {
+      for await (const event of readSse(body)) {
+        if (event.id) lastEventId = event.id
+        options.onEvent?.(event)
+      }
+      if (!options.ended || (await options.ended())) return true
+    } catch (err) {
+      if (signal.aborted) throw err
+      // Broken off: resume after the last event seen.
+    }
+    failures = lastEventId !== before ? 1 : failures + 1
+  }
+  return false
+}
+
+/**
+ * Follows the job's stream (the server ends it once the job is terminal, and the job is read then,
+ * since the stream only says that something happened), then reads the job. The job when that read
+ * finds it terminal, else undefined.
+ */
+async function followJob(
   cutout: Cutout,
   id: string,
   signal: AbortSignal,
   onEvent: WaitOptions['onEvent'],
 ): Promise<Job | undefined> {
-  let lastEventId: string | undefined
-  for (let failures = 0; failures <= MAX_RECONNECTS; ) {
-    if (failures) await sleep(500 * failures, signal)
-    const res = await openEvents(cutout, id, signal, lastEventId)
-    if (!res) break
-    const before = lastEventId
-    try {
-      for await (const event of readSse(res)) {
-        if (event.id) lastEventId = event.id
-        onEvent?.({ type: event.event, data: safeJson(event.data) })
-      }
-    } catch (err) {
-      if (signal.aborted) throw err
-      // Broken off: resume after the last event seen.
-      failures = lastEventId !== before ? 1 : failures + 1
-      continue
-    }
-    // The server ends the stream once the job is terminal; check, and resume if it is not yet.
-    const job = await cutout.getJob(id, signal)
-    if (isTerminal(job)) return job
-    failures = lastEventId !== before ? 1 : failures + 1
-  }
-  const job = await cutout.getJob(id, signal)
+  let job: Job | undefined
+  const ended = await followEvents((lastEventId) => openEvents(cutout, id, signal, lastEventId), {
+    signal,
+    onEvent: onEvent && ((event) => onEvent({ type: event.event, data: safeJson(event.data) })),
+    ended: async () => {
+      job = await cutout.getJob(id, signal)
+      return isTerminal(job)
+    },
+  })
+  if (ended && job) return job
+  job = await cutout.getJob(id, signal)
   return isTerminal(job) ? job : undefined
 }
 

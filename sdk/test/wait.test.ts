@@ -5,7 +5,7 @@
  */
 import { createServer, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { Cutout } from '@cutout/sdk'
+import { Cutout, followEvents, type SseEvent } from '@cutout/sdk'
 import { afterEach, describe, expect, it } from 'vitest'
 
 const JOB = '11111111-1111-4111-8111-111111111111'
@@ -81,5 +81,50 @@ describe('waitForJob over a stream that breaks off', () => {
     expect(job.status).toBe('succeeded')
     expect(fake.resumedFrom.length).toBeGreaterThan(1)
     expect(fake.resumedFrom.length).toBeLessThanOrEqual(4)
+  })
+})
+
+describe('followEvents over any transport', () => {
+  it('resumes with Last-Event-ID through the caller’s own open, and asks `ended` after a clean end', async () => {
+    let ending = false
+    const fake = await start(
+      (n, res) => {
+        if (n === 0) return breakOff(res, event('e1', 'image.job.progress.v1', 'processing'))
+        if (n === 1) return res.end(event('e2', 'image.job.progress.v1', 'processing'))
+        ending = true
+        res.end(event('e3', 'image.job.completed.v1', 'succeeded'))
+      },
+      () => 'processing',
+    )
+    const seen: SseEvent[] = []
+    const asked: boolean[] = []
+    const ended = await followEvents(
+      async (lastEventId, signal) => {
+        const headers: Record<string, string> = lastEventId ? { 'last-event-id': lastEventId } : {}
+        const res = await fetch(`${fake.cutout.baseUrl}/v1/jobs/${JOB}/events`, { headers, signal })
+        return res.body ?? undefined
+      },
+      {
+        onEvent: (e) => seen.push(e),
+        ended: () => {
+          asked.push(ending)
+          return ending
+        },
+      },
+    )
+    expect(ended).toBe(true)
+    expect(seen.map((e) => [e.id, e.event])).toEqual([
+      ['e1', 'image.job.progress.v1'],
+      ['e2', 'image.job.progress.v1'],
+      ['e3', 'image.job.completed.v1'],
+    ])
+    expect(fake.resumedFrom).toEqual(['', 'e1', 'e2'])
+    // Asked after each clean end only (the first stream broke off), and no job was read.
+    expect(asked).toEqual([false, true])
+    expect(fake.jobReads).toBe(0)
+  })
+
+  it('is false when the stream cannot be opened, so the caller reconciles', async () => {
+    expect(await followEvents(async () => undefined)).toBe(false)
   })
 })

@@ -5,7 +5,7 @@
  * through to D1 together with the credit settlement, so a job ends terminal with its hold settled once.
  */
 import { DurableObject } from 'cloudflare:workers'
-import type { JobStage, JobStatus } from '../contract/stages'
+import { type JobStage, type JobStatus, TERMINAL_STATUSES } from '../contract/stages'
 import type { Env } from '../env'
 import { type JobKind, jobKind } from '../jobs'
 import { JobRejected } from '../jobs/kind'
@@ -44,7 +44,7 @@ interface JobState extends JobStart {
   failure?: string
 }
 
-const TERMINAL: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled'])
+const TERMINAL: ReadonlySet<JobStatus> = new Set(TERMINAL_STATUSES)
 /** How long a job may wait for a saturated inference fleet before it fails. */
 const MAX_QUEUE_WAIT_MS = 15 * 60_000
 /** A job waiting for a workspace slot re-asks this often, in case a wake-up was lost. */
@@ -65,7 +65,7 @@ export class JobRun extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env)
-    this.#events = new JobEventLog(ctx.storage.sql)
+    this.#events = new JobEventLog(ctx.storage.sql, env)
     ctx.blockConcurrencyWhile(async () => {
       ctx.storage.sql.exec(
         `CREATE TABLE IF NOT EXISTS job (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL)`,

@@ -12,6 +12,7 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { TERMINAL_STATUSES } from '../../src/contract/stages'
 import { type LocalStack, startLocalStack } from '../helpers/local-stack'
 
 const PNG = readFileSync(new URL('../fixtures/astronaut.png', import.meta.url))
@@ -26,7 +27,7 @@ const STACK_ENV = {
 const RETRIES_MS = 5 * 1000 + (1 + 2 + 4 + 8 + 16) * 1000
 /** Generous, for a machine four times slower and busy; a stuck job fails with its state. */
 const JOB_TIMEOUT_MS = 150_000
-const TERMINAL = ['succeeded', 'failed', 'canceled']
+const TERMINAL: readonly string[] = TERMINAL_STATUSES
 
 let stack: LocalStack
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

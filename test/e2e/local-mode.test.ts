@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { TERMINAL_STATUSES } from '../../src/contract/stages'
 import { startDohServer } from '../helpers/doh-server'
 import { processesUsing } from '../helpers/local-stack'
 import { freePort } from '../helpers/ports.mjs'
@@ -49,7 +50,7 @@ const CORNER = { x: 5, y: 5 }
 const START_TIMEOUT_MS = 400_000
 /** One removal through the real model: seconds here; generous, for a machine four times slower and busy. */
 const JOB_TIMEOUT_MS = 90_000
-const TERMINAL = ['succeeded', 'failed', 'canceled']
+const TERMINAL: readonly string[] = TERMINAL_STATUSES
 
 let edgePort: number
 let inferencePort: number

@@ -4,6 +4,7 @@
  */
 import { env } from 'cloudflare:test'
 import { exports } from 'cloudflare:workers'
+import { TERMINAL_STATUSES } from '../../src/contract/stages'
 import { UNLIMITED_PATHS } from '../../src/middleware/rate-limit'
 import { mintApiKey, SCOPES, type Scope } from '../../src/services/auth'
 import type { ProxyMode } from '../helpers/proxy-modes'
@@ -24,7 +25,7 @@ export const modelBudget = (runs: number) => 60_000 + runs * MODEL_RUN_MS
 /** A test's own timeout: past its deadlines, so those fail first with a useful message. */
 export const testBudget = (runs: number) => modelBudget(runs) + 60_000
 
-export const TERMINAL = ['succeeded', 'failed', 'canceled']
+export const TERMINAL: string[] = [...TERMINAL_STATUSES]
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 

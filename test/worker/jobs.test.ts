@@ -21,6 +21,7 @@ import {
   waitForJobs,
   waitForStatus,
 } from './helpers'
+import { readEvents } from './sse'
 import { storedResult } from './stored-results'
 
 async function succeededJob(key: string) {
@@ -28,18 +29,6 @@ async function succeededJob(key: string) {
   const job = await settled(await removal(key, { uploadId: upload.id, options: RAW_CUTOUT }, { wait: 8 }), { key })
   expect(job).toMatchObject({ status: 'succeeded', result: { url: expect.any(String) } })
   return job as typeof job & { result: { url: string; expiresAt: string } }
-}
-
-/** Reads SSE frames until the stream ends (the job is terminal). */
-async function readEvents(res: Response) {
-  const text = await res.text()
-  return text
-    .split('\n\n')
-    .filter((f) => f.trim())
-    .map((frame) => {
-      const field = (name: string) => frame.match(new RegExp(`^${name}: (.*)$`, 'm'))?.[1]
-      return { id: field('id')!, event: field('event')!, data: JSON.parse(field('data')!) }
-    })
 }
 
 describe('GET /v1/jobs/{id}', () => {
@@ -266,4 +255,56 @@ describe('GET /v1/jobs/{id}/events', () => {
     )
     expect(resumed.map((e) => e.id)).toEqual(events.slice(4).map((e) => e.id))
   })
+
+  it('a held job’s quiet stream hears a keepalive comment, and ends with the cancel', async () => {
+    const { key } = await seedWorkspace()
+    const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+    // The proxy takes the removal and never answers: nothing happens to the job until the cancel.
+    await setInferenceMode('hold-remove')
+    try {
+      const job = (await (await removal(key, { uploadId: upload.id, options: RAW_CUTOUT })).json()) as { id: string }
+      await waitFor(async () => (await inferenceStats()).heldCalls === 1, 'the removal call to reach the proxy')
+      const res = await api(`/v1/jobs/${job.id}/events`, { key })
+      expect(res.status).toBe(200)
+      const stream = rawStream(res)
+      // SSE_KEEPALIVE_MS is 200 in the worker tests (25 s in production).
+      const quiet = await stream.readUntil(': keepalive\n\n', 5_000)
+      expect(quiet.ended).toBe(false)
+      expect(quiet.text).toContain(': keepalive\n\n')
+      expect((await readEvents(new Response(quiet.text))).map((e) => e.data.data.stage)).toEqual([
+        'queued',
+        'preparing',
+      ])
+
+      expect((await api(`/v1/jobs/${job.id}`, { method: 'DELETE', key })).status).toBe(200)
+      const rest = await stream.readUntil(null, 60_000)
+      expect(rest.ended).toBe(true)
+      expect((await readEvents(new Response(quiet.text + rest.text))).map((e) => e.event).at(-1)).toBe(
+        'image.job.canceled.v1',
+      )
+    } finally {
+      await setInferenceMode('normal')
+    }
+  })
 })
+
+/**
+ * A stream's raw text, comments included (the SSE parser skips them): `readUntil` reads until the
+ * text so far contains `needle` (until the stream ends when null) or `ms` pass, and says whether it ended.
+ */
+function rawStream(res: Response) {
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
+  return {
+    async readUntil(needle: string | null, ms: number): Promise<{ text: string; ended: boolean }> {
+      const timeUp = new Promise<'time'>((resolve) => setTimeout(() => resolve('time'), ms))
+      let text = ''
+      while (needle === null || !text.includes(needle)) {
+        const read = await Promise.race([reader.read(), timeUp])
+        if (read === 'time') return { text, ended: false }
+        if (read.done) return { text, ended: true }
+        text += read.value
+      }
+      return { text, ended: false }
+    },
+  }
+}

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
-import { api, fixtureBytes, RAW_CUTOUT, seedWorkspace, waitForStatus } from './helpers'
+import { api, fixtureBytes, RAW_CUTOUT, seedWorkspace, TERMINAL, waitForStatus } from './helpers'
 
 type JobView = { id: string; status: string; warnings: { code: string; message: string }[] }
 
@@ -9,7 +9,7 @@ async function settle(jobId: string, headers: Record<string, string>, timeoutMs 
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const job = (await (await api(`/v1/jobs/${jobId}`, { headers })).json()) as JobView
-    if (['succeeded', 'failed', 'canceled'].includes(job.status) || Date.now() > deadline) return job
+    if (TERMINAL.includes(job.status) || Date.now() > deadline) return job
     await new Promise((r) => setTimeout(r, 250))
   }
 }

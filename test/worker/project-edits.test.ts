@@ -19,6 +19,7 @@ import {
   subjectBox,
   succeededRemoval,
 } from './project-helpers'
+import { readEvents } from './sse'
 import { newReceiver, registerWebhook } from './webhook-helpers'
 
 interface RefinementView {
@@ -59,26 +60,6 @@ async function finishedExport(key: string, projectId: string, body: unknown): Pr
   }
   await jobEnded(created.id)
   return (await (await api(`/v1/projects/${projectId}/exports/${created.id}`, { key })).json()) as ExportView
-}
-
-/** Reads SSE events from a stream until `count` have come. */
-async function readEvents(res: Response, count: number): Promise<{ type: string; data: Record<string, unknown> }[]> {
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
-  const events: { type: string; data: Record<string, unknown> }[] = []
-  let buffer = ''
-  while (events.length < count) {
-    const { value, done } = await reader.read()
-    if (done) break
-    buffer += value
-    for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-      const block = buffer.slice(0, end)
-      buffer = buffer.slice(end + 2)
-      const data = block.split('\n').find((l) => l.startsWith('data: '))
-      if (data) events.push(JSON.parse(data.slice(6)))
-    }
-  }
-  await reader.cancel()
-  return events
 }
 
 describe('refinements', () => {
@@ -141,7 +122,10 @@ describe('refinements', () => {
       const stream = await api(project.links.events, { key })
       expect(stream.headers.get('content-type')).toBe('text/event-stream')
       const [streamed] = await readEvents(stream, 1)
-      expect(streamed).toMatchObject({ type: 'image.refinement.completed.v1', data: { id: queued.id } })
+      expect(streamed).toMatchObject({
+        event: 'image.refinement.completed.v1',
+        data: { type: 'image.refinement.completed.v1', data: { id: queued.id } },
+      })
       await expectProblem(await api(`/v1/jobs/${queued.id}`, { key }), 404, 'job_not_found')
       const jobs = (await (await api('/v1/jobs', { key })).json()) as { jobs: { kind: string }[] }
       expect(jobs.jobs.map((j) => j.kind)).toEqual(['remove_background'])

@@ -4,7 +4,7 @@
  */
 import { env } from 'cloudflare:test'
 import type { ImageReport } from '../helpers/file-report'
-import { api, fixtureBytes, modelBudget, RAW_CUTOUT, removal, settled, uploadImage, waitFor } from './helpers'
+import { api, fixtureBytes, modelBudget, RAW_CUTOUT, removal, settled, TERMINAL, uploadImage, waitFor } from './helpers'
 
 export interface ProjectView {
   id: string
@@ -84,7 +84,7 @@ export async function jobEnded(id: string, timeoutMs = modelBudget(2)): Promise<
     async () => {
       const row = await env.DB.prepare('SELECT status FROM jobs WHERE id = ?').bind(id).first<{ status: string }>()
       status = row?.status ?? ''
-      return ['succeeded', 'failed', 'canceled'].includes(status)
+      return TERMINAL.includes(status)
     },
     `job ${id} to end`,
     timeoutMs,

@@ -10,28 +10,7 @@ import {
   setInferenceMode,
   uploadImage,
 } from './helpers'
-
-type SseEvent = { event: string; data: { data: { stage: string; status: string } } }
-
-/** Reads SSE events from a live stream one at a time. */
-function sseReader(res: Response) {
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
-  let buffer = ''
-  return async function next(): Promise<SseEvent | null> {
-    for (;;) {
-      const end = buffer.indexOf('\n\n')
-      if (end >= 0) {
-        const frame = buffer.slice(0, end)
-        buffer = buffer.slice(end + 2)
-        const field = (name: string) => frame.match(new RegExp(`^${name}: (.*)$`, 'm'))?.[1]
-        return { event: field('event')!, data: JSON.parse(field('data')!) }
-      }
-      const { done, value } = await reader.read()
-      if (done) return null
-      buffer += value
-    }
-  }
-}
+import { sseReader } from './sse'
 
 afterEach(async () => {
   await setInferenceMode('normal')

@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path'
 import type { Batch, Cutout, Job } from '@cutout/sdk'
-import { JobFailedError } from '@cutout/sdk'
+import { isTerminalStatus, JobFailedError } from '@cutout/sdk'
 import { authedClient, Output } from '../context.js'
 import { describe, EXIT, exitCodeFor } from '../exit.js'
 import { checkOutputs, exists, listImages, outputName, pool } from '../files.js'
@@ -51,7 +51,7 @@ async function follow(cutout: Cutout, batch: Batch, onEnded: (job: Job) => Promi
     await new Promise((r) => setTimeout(r, POLL_MS))
     const current = await cutout.getBatch(batch.id)
     for (const job of current.jobs) {
-      if (seen.has(job.id) || !['succeeded', 'failed', 'canceled'].includes(job.status)) continue
+      if (seen.has(job.id) || !isTerminalStatus(job.status)) continue
       seen.add(job.id)
       await onEnded(job)
     }
