@@ -21,7 +21,8 @@ import {
   InferenceFailure,
   receiveAnswer,
 } from '../services/inference'
-import { finishJobStatements, type JobStart, RESULT_RETENTION_MS, type TerminalStatus } from '../services/jobs'
+import { finishJobStatements, type TerminalStatus, unfinishedJobUpdate } from '../services/job-store'
+import { type JobStart, RESULT_RETENTION_MS } from '../services/jobs'
 import { JobEventLog } from './job-events'
 
 export type { JobStart }
@@ -297,10 +298,7 @@ export class JobRun extends DurableObject<Env> {
     state.status = status
     state.stage = stage
     this.#save(state)
-    const sets = ['status = ?', 'stage = ?', ...Object.keys(extra).map((k) => `${k} = ?`)]
-    await this.env.DB.prepare(`UPDATE jobs SET ${sets.join(', ')} WHERE id = ? AND status IN ('queued','processing')`)
-      .bind(status, stage, ...Object.values(extra), state.jobId)
-      .run()
+    await unfinishedJobUpdate(this.env.DB, state.jobId, { status, stage, ...extra }).run()
     if (changed) this.#emit('image.job.progress.v1')
   }
 
