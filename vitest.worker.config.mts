@@ -42,6 +42,7 @@ export default defineConfig(async () => ({
           // A `sourceUrl` that never answers is refused after 1 s, not the production 10 s.
           SOURCE_FETCH_TIMEOUT_MS: '1000',
           INFERENCE_RETRY_BASE_MS: '50',
+          INFERENCE_RETRY_AFTER_MS: '50',
           INFERENCE_MAX_ATTEMPTS: '3',
           WORKSPACE_SLOT_LIMIT: '2',
           DATA_ENCRYPTION_KEY: TEST_SIGNING_KEYS.data,

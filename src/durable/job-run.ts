@@ -289,7 +289,14 @@ export class JobRun extends DurableObject<Env> {
     const base = Number(this.env.INFERENCE_RETRY_BASE_MS ?? 1000)
     const exp = base * 2 ** (attempt - 1)
     const jittered = exp / 2 + Math.random() * (exp / 2)
-    return Math.max(jittered, (retryAfterSeconds ?? 0) * Math.min(base, 1000))
+    return Math.max(jittered, this.#retryAfterMs(retryAfterSeconds))
+  }
+
+  /** What a server's Retry-After asks for; tests set a plain delay instead (`INFERENCE_RETRY_AFTER_MS`). */
+  #retryAfterMs(seconds: number | undefined): number {
+    if (seconds === undefined) return 0
+    const override = this.env.INFERENCE_RETRY_AFTER_MS
+    return override !== undefined && override !== '' ? Number(override) : seconds * 1000
   }
 
   async #advance(state: JobState, status: JobStatus, stage: JobStage, extra: Record<string, unknown> = {}) {
