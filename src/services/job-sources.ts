@@ -21,6 +21,7 @@ import {
   SourceTooLargeError,
   UnsafeUrlError,
 } from './ssrf'
+import { jobExists } from './job-store'
 import { readyUploads, type UploadRef } from './uploads'
 
 export type SourceInput =
@@ -40,8 +41,7 @@ export async function discardSourcesIfRefused<T>(env: Env, jobId: string, accept
   try {
     return await accept()
   } catch (err) {
-    const exists = await env.DB.prepare('SELECT 1 FROM jobs WHERE id = ?').bind(jobId).first()
-    if (!exists) await deleteByPrefix(env.BUCKET, jobSourcePrefix(jobId))
+    if (!(await jobExists(env.DB, jobId))) await deleteByPrefix(env.BUCKET, jobSourcePrefix(jobId))
     throw err
   }
 }
@@ -80,6 +80,16 @@ export function uploadRefs(input: SourceInput, fields: Pick<SourceFields, 'uploa
 
 /** What a job's runner reads of a stored source: where it is, its size and its hash. */
 export const sourceRef = ({ key, size, sha256 }: StoredSource) => ({ key, size, sha256 })
+
+/**
+ * What makes two requests the same for idempotency: each named source's fingerprint, then the
+ * options (`{ source, options }` for a removal, `{ person, garment, options }` for a try-on).
+ */
+export async function requestHash(sources: Record<string, SourceInput>, options: unknown): Promise<string> {
+  const named: Record<string, unknown> = {}
+  for (const [name, source] of Object.entries(sources)) named[name] = await sourceFingerprint(source)
+  return sha256Hex(JSON.stringify({ ...named, options }))
+}
 
 /** What identifies a source for idempotency: a file by its bytes, the others by their reference. */
 export async function sourceFingerprint(input: SourceInput): Promise<string> {

@@ -162,6 +162,10 @@ export async function findJobById(db: D1Database, id: string): Promise<JobRow | 
   return db.prepare(`SELECT * FROM jobs WHERE id = ? AND ${PUBLIC_KIND_SQL}`).bind(id).first<JobRow>()
 }
 
+export async function jobExists(db: D1Database, id: string): Promise<boolean> {
+  return (await db.prepare('SELECT 1 FROM jobs WHERE id = ?').bind(id).first()) !== null
+}
+
 /** A job of `kind` by its id alone (an internal job's report, once it ended), or null. */
 export async function findJobOfKind(db: D1Database, kind: JobRow['kind'], id: string): Promise<JobRow | null> {
   return db.prepare('SELECT * FROM jobs WHERE id = ? AND kind = ?').bind(id, kind).first<JobRow>()

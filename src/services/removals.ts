@@ -4,19 +4,11 @@
  * one source (an upload, a multipart file or a guarded URL fetch), one `remove_background` job.
  */
 import { parseJsonField } from '../lib/form'
-import { sha256Hex } from '../lib/crypto'
 import type { Job } from '../schemas/job'
 import { RemovalOptionsSchema, type RemovalOptions } from '../schemas/removal'
 import { type AcceptContext, type Accepted, acceptJobs, publicJob } from './accept'
 import { ANONYMOUS_MAX_PIXELS } from './anonymous'
-import {
-  jobSourcePrefix,
-  resolveSource,
-  type SourceInput,
-  sourceFingerprint,
-  sourceRef,
-  uploadRefs,
-} from './job-sources'
+import { jobSourcePrefix, resolveSource, requestHash, type SourceInput, sourceRef, uploadRefs } from './job-sources'
 
 export type RemovalInput = { source: SourceInput; options: RemovalOptions }
 
@@ -32,11 +24,7 @@ export function acceptRemoval(ctx: AcceptContext, input: RemovalInput): Promise<
   const { env, auth } = ctx
   return acceptJobs(ctx, {
     kind: 'remove_background',
-    idempotency: {
-      scope: 'removals',
-      hash: async () =>
-        sha256Hex(JSON.stringify({ source: await sourceFingerprint(input.source), options: input.options })),
-    },
+    idempotency: { scope: 'removals', hash: () => requestHash({ source: input.source }, input.options) },
     async draft(jobId) {
       const source = await resolveSource(env, auth.workspaceId, jobSourcePrefix(jobId), input.source, FIELDS)
       return {

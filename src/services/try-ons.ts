@@ -6,17 +6,9 @@
  */
 import { MAX_SEED } from '../contract/catalog'
 import type { TryOnOptions } from '../contract/tryon'
-import { sha256Hex } from '../lib/crypto'
 import type { Job } from '../schemas/job'
 import { type AcceptContext, type Accepted, acceptJobs, publicJob } from './accept'
-import {
-  jobSourcePrefix,
-  resolveSource,
-  type SourceInput,
-  sourceFingerprint,
-  sourceRef,
-  uploadRefs,
-} from './job-sources'
+import { jobSourcePrefix, resolveSource, requestHash, type SourceInput, sourceRef, uploadRefs } from './job-sources'
 
 export interface TryOnInput {
   person: SourceInput
@@ -36,14 +28,7 @@ export function acceptTryOn(ctx: AcceptContext, input: TryOnInput): Promise<Acce
     kind: 'virtual_try_on',
     idempotency: {
       scope: 'virtual-try-ons',
-      hash: async () =>
-        sha256Hex(
-          JSON.stringify({
-            person: await sourceFingerprint(input.person),
-            garment: await sourceFingerprint(input.garment),
-            options: input.options,
-          }),
-        ),
+      hash: () => requestHash({ person: input.person, garment: input.garment }, input.options),
     },
     async draft(jobId) {
       const stored = (name: 'person' | 'garment') =>
