@@ -19,6 +19,8 @@ declare global {
       APP_URL?: string
       /** Overrides for tests: milliseconds between inference retries and how many. */
       INFERENCE_RETRY_BASE_MS?: string
+      /** Override for tests: the delay a server's `Retry-After` asks for, in ms, whatever its seconds. */
+      INFERENCE_RETRY_AFTER_MS?: string
       INFERENCE_MAX_ATTEMPTS?: string
       /** Inference deadlines (src/services/deadlines.ts); unset means the production defaults. */
       INFERENCE_READY_TIMEOUT_MS?: string

@@ -21,7 +21,8 @@ import {
   InferenceFailure,
   receiveAnswer,
 } from '../services/inference'
-import { finishJobStatements, type JobStart, RESULT_RETENTION_MS, type TerminalStatus } from '../services/jobs'
+import { finishJobStatements, type TerminalStatus, unfinishedJobUpdate } from '../services/job-store'
+import { type JobStart, RESULT_RETENTION_MS } from '../services/jobs'
 import { JobEventLog } from './job-events'
 
 export type { JobStart }
@@ -288,7 +289,14 @@ export class JobRun extends DurableObject<Env> {
     const base = Number(this.env.INFERENCE_RETRY_BASE_MS ?? 1000)
     const exp = base * 2 ** (attempt - 1)
     const jittered = exp / 2 + Math.random() * (exp / 2)
-    return Math.max(jittered, (retryAfterSeconds ?? 0) * Math.min(base, 1000))
+    return Math.max(jittered, this.#retryAfterMs(retryAfterSeconds))
+  }
+
+  /** What a server's Retry-After asks for; tests set a plain delay instead (`INFERENCE_RETRY_AFTER_MS`). */
+  #retryAfterMs(seconds: number | undefined): number {
+    if (seconds === undefined) return 0
+    const override = this.env.INFERENCE_RETRY_AFTER_MS
+    return override !== undefined && override !== '' ? Number(override) : seconds * 1000
   }
 
   async #advance(state: JobState, status: JobStatus, stage: JobStage, extra: Record<string, unknown> = {}) {
@@ -297,10 +305,7 @@ export class JobRun extends DurableObject<Env> {
     state.status = status
     state.stage = stage
     this.#save(state)
-    const sets = ['status = ?', 'stage = ?', ...Object.keys(extra).map((k) => `${k} = ?`)]
-    await this.env.DB.prepare(`UPDATE jobs SET ${sets.join(', ')} WHERE id = ? AND status IN ('queued','processing')`)
-      .bind(status, stage, ...Object.values(extra), state.jobId)
-      .run()
+    await unfinishedJobUpdate(this.env.DB, state.jobId, { status, stage, ...extra }).run()
     if (changed) this.#emit('image.job.progress.v1')
   }
 

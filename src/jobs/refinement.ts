@@ -6,7 +6,8 @@
  */
 import { MASK_OUTPUT, type Recipe, type RefineRequest } from '../contract/editing'
 import { jsonPart } from '../contract/signing'
-import { maskKey, revisionInsert } from '../services/revisions'
+import { maskKey } from '../services/project-keys'
+import { insertRevision, newestRevisionNumber, revisionExists } from '../services/revisions'
 import { describeRefinement } from '../services/refinements'
 import { JobRejected, type JobKind, type StoredSource, sourcePart } from './kind'
 
@@ -34,10 +35,9 @@ export const refinement: JobKind<RefinementInput> = {
   holdsCredit: false,
   async parts(env, { input }) {
     // A base that stopped being the newest while the job queued: fail before the model runs.
-    const newest = await env.DB.prepare('SELECT MAX(number) AS n FROM revisions WHERE project_id = ?')
-      .bind(input.projectId)
-      .first<{ n: number | null }>()
-    if (newest?.n !== input.baseNumber) throw staleBase(input.baseRevisionId)
+    if ((await newestRevisionNumber(env.DB, input.projectId)) !== input.baseNumber) {
+      throw staleBase(input.baseRevisionId)
+    }
     return [
       await jsonPart('options', input.request),
       await sourcePart(env, 'image', input.source),
@@ -48,21 +48,18 @@ export const refinement: JobKind<RefinementInput> = {
   async completed(env, { jobId, input }, outputs) {
     const mask = outputs.find((o) => o.name === MASK_OUTPUT)
     if (!mask) throw new JobRejected('processing_failed', 'The inference server returned no mask')
-    const known = await env.DB.prepare('SELECT 1 FROM revisions WHERE id = ?').bind(input.revisionId).first()
-    if (known) return // a retried completion
-    const [insert] = await env.DB.batch([
-      revisionInsert(env.DB, {
-        id: input.revisionId,
-        projectId: input.projectId,
-        number: input.baseNumber + 1,
-        baseRevisionId: input.baseRevisionId,
-        strokes: [],
-        recipe: input.baseRecipe,
-        refinementId: jobId,
-        mask: { key: mask.key, size: mask.size, sha256: mask.sha256 },
-      }),
-    ])
-    if (insert.meta.changes !== 1) {
+    if (await revisionExists(env.DB, input.revisionId)) return // a retried completion
+    const inserted = await insertRevision(env.DB, {
+      id: input.revisionId,
+      projectId: input.projectId,
+      number: input.baseNumber + 1,
+      baseRevisionId: input.baseRevisionId,
+      strokes: [],
+      recipe: input.baseRecipe,
+      refinementId: jobId,
+      mask: { key: mask.key, size: mask.size, sha256: mask.sha256 },
+    })
+    if (!inserted) {
       await env.BUCKET.delete(mask.key)
       throw staleBase(input.baseRevisionId)
     }

@@ -7,7 +7,7 @@ import { createRoute } from '@hono/zod-openapi'
 import { errorResponses, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
-import { BatchRequestSchema, BatchSchema, type Batch } from '../schemas/batch'
+import { BatchRequestSchema, BatchSchema } from '../schemas/batch'
 import { IdempotencyHeaders, IdParams, json } from '../schemas/common'
 import { acceptBatch, getBatch } from '../services/batches'
 import { requireIdempotencyKey } from '../services/idempotency'
@@ -52,11 +52,11 @@ export const getOne = createRoute({
 export const batches = createRouter()
   .openapi(create, async (c) => {
     const idempotencyKey = requireIdempotencyKey(c.req.valid('header')['idempotency-key'])
-    const res = await acceptBatch(
+    const accepted = await acceptBatch(
       { env: c.env, auth: c.get('auth'), requestId: c.get('requestId'), idempotencyKey },
       c.req.valid('json'),
     )
-    if (res.location) c.header('Location', res.location)
-    return c.json(JSON.parse(res.body) as Batch, 202)
+    c.header('Location', accepted.location)
+    return c.json(accepted.job, 202)
   })
   .openapi(getOne, async (c) => c.json(await getBatch(c.env, c.get('auth').workspaceId, c.req.valid('param').id), 200))

@@ -8,11 +8,11 @@ import { createRouter } from '../lib/router'
 import { authorize, resultAccess, resultWorkspace } from '../middleware/auth'
 import { IdParams, json, optionalBearer } from '../schemas/common'
 import { JobListQuery, JobListSchema, JobSchema, ResultQuery } from '../schemas/job'
-import { findJob, findJobById, listJobs, readResult, toJob, type JobRow } from '../services/jobs'
+import { findJob, findJobById, type JobRow, listJobs } from '../services/job-store'
+import { toJob } from '../services/job-view'
+import { cancelJob, jobEvents, readResult } from '../services/jobs'
 
 const security = [{ Bearer: [] }]
-/** How long DELETE waits for an aborted inference call to wind down before answering. */
-const CANCEL_SETTLE_MS = 2_000
 
 /** One event as the stream frames it (SPEC.md §6): id, event type, and the envelope as data. */
 const SSE_EXAMPLE = [
@@ -118,24 +118,16 @@ export const jobs = createRouter()
     return c.json(await toJob(row, c.env.RESULT_SIGNING_KEY), 200)
   })
   .openapi(cancel, async (c) => {
-    const { workspaceId } = c.get('auth')
-    const { id } = c.req.valid('param')
-    await findJob(c.env.DB, workspaceId, id)
-    const stub = c.env.JOB_RUN.get(c.env.JOB_RUN.idFromName(id))
-    const status = await stub.cancel()
-    if (status === 'processing') await stub.waitForTerminal(CANCEL_SETTLE_MS)
-    return c.json(await toJob(await findJob(c.env.DB, workspaceId, id), c.env.RESULT_SIGNING_KEY), 200)
+    return c.json(await cancelJob(c.env, c.get('auth').workspaceId, c.req.valid('param').id), 200)
   })
   .openapi(events, async (c) => {
-    const { id } = c.req.valid('param')
-    await findJob(c.env.DB, c.get('auth').workspaceId, id)
-    const stub = c.env.JOB_RUN.get(c.env.JOB_RUN.idFromName(id))
-    const headers = new Headers()
-    const lastEventId = c.req.header('last-event-id')
-    if (lastEventId) headers.set('last-event-id', lastEventId)
-    const stream = await stub.fetch('https://job-run/events', { headers })
-    // A Durable Object's response has immutable headers; copy it so middleware can add its own.
-    return new Response(stream.body, stream) as unknown as Response
+    const stream = await jobEvents(
+      c.env,
+      c.get('auth').workspaceId,
+      c.req.valid('param').id,
+      c.req.header('last-event-id'),
+    )
+    return stream as unknown as Response
   })
   .openapi(result, async (c) => {
     const { id } = c.req.valid('param')

@@ -6,6 +6,8 @@
  * default), else 202, and its result is read like a job's.
  */
 import { createRoute } from '@hono/zod-openapi'
+import type { Context } from 'hono'
+import type { AppEnv } from '../env'
 import { errorResponses, problemContent } from '../errors'
 import { createRouter, preferWaitSeconds } from '../lib/router'
 import { authorize, resultAccess, resultWorkspace } from '../middleware/auth'
@@ -19,17 +21,17 @@ import {
   Uuid,
 } from '../schemas/common'
 import { ExportCreateSchema, ExportSchema, RefinementCreateSchema, RefinementSchema } from '../schemas/project'
-import { acceptExport, findExport, findExportById, toExport } from '../services/exports'
-import { createOnce } from '../services/idempotency'
+import type { AcceptContext } from '../services/accept'
+import { findExport, findExportById, toExport } from '../services/exports'
 import { readResult } from '../services/jobs'
+import { acceptExport, acceptRefinement, DEFAULT_EXPORT_WAIT_SECONDS } from '../services/project-edits'
 import { findProject } from '../services/projects'
-import { acceptRefinement, findRefinement, toRefinement } from '../services/refinements'
+import { findRefinement, toRefinement } from '../services/refinements'
+import { acceptedHeaders } from './job-route'
 import { ResultQuery } from '../schemas/job'
 
 const security = [{ Bearer: [] }]
 const tags = ['Projects']
-/** Exports wait this long for their result unless `Prefer: wait` says otherwise (DESIGN.md §3). */
-const DEFAULT_EXPORT_WAIT_SECONDS = 8
 
 const RefinementParams = IdParams.extend({
   refinementId: Uuid.openapi({
@@ -142,23 +144,22 @@ const exportResult = createRoute({
   },
 })
 
+/** The accept context of a project's edit: its `Idempotency-Key` is optional. */
+function editRequest(
+  c: Context<AppEnv>,
+  idempotencyKey: string | undefined,
+  waitSeconds: number | null,
+): AcceptContext {
+  return { env: c.env, auth: c.get('auth'), requestId: c.get('requestId'), idempotencyKey, waitSeconds }
+}
+
 export const projectEdits = createRouter()
   .openapi(createRefinement, async (c) => {
-    const auth = c.get('auth')
-    const project = await findProject(c.env.DB, auth.workspaceId, c.req.valid('param').id)
-    const body = c.req.valid('json')
-    const row = await createOnce({
-      db: c.env.DB,
-      workspaceId: auth.workspaceId,
-      scope: 'project-refinements',
-      key: c.req.valid('header')['idempotency-key'],
-      request: { projectId: project.id, body },
-      create: () => acceptRefinement(c.env, { auth, requestId: c.get('requestId') }, project, body),
-      idOf: (created) => created.id,
-      find: (id) => findRefinement(c.env.DB, auth.workspaceId, project.id, id),
-    })
-    c.header('Location', `/v1/projects/${project.id}/refinements/${row.id}`)
-    return c.json(await toRefinement(c.env.DB, row), 202)
+    const project = await findProject(c.env.DB, c.get('auth').workspaceId, c.req.valid('param').id)
+    const ctx = editRequest(c, c.req.valid('header')['idempotency-key'], null)
+    const accepted = await acceptRefinement(ctx, project, c.req.valid('json'))
+    c.header('Location', accepted.location)
+    return c.json(accepted.job, 202)
   })
   .openapi(getRefinement, async (c) => {
     const { id, refinementId } = c.req.valid('param')
@@ -166,33 +167,13 @@ export const projectEdits = createRouter()
     return c.json(await toRefinement(c.env.DB, row), 200)
   })
   .openapi(createExport, async (c) => {
-    const auth = c.get('auth')
-    const project = await findProject(c.env.DB, auth.workspaceId, c.req.valid('param').id)
+    const project = await findProject(c.env.DB, c.get('auth').workspaceId, c.req.valid('param').id)
     const headers = c.req.valid('header')
     const prefer = preferWaitSeconds(headers.prefer)
-    const body = c.req.valid('json')
-    // A replay waits for the same export as the first request did (`Prefer` is not part of the request).
-    const row = await createOnce({
-      db: c.env.DB,
-      workspaceId: auth.workspaceId,
-      scope: 'project-exports',
-      key: headers['idempotency-key'],
-      request: { projectId: project.id, body },
-      create: () => acceptExport(c.env, { auth, requestId: c.get('requestId') }, project, body),
-      idOf: (created) => created.id,
-      find: (id) => findExport(c.env.DB, auth.workspaceId, project.id, id),
-    })
-    const waitSeconds = prefer ?? DEFAULT_EXPORT_WAIT_SECONDS
-    const finished = waitSeconds
-      ? await c.env.JOB_RUN.get(c.env.JOB_RUN.idFromName(row.id)).waitForTerminal(waitSeconds * 1000)
-      : false
-    if (prefer !== null) c.header('Preference-Applied', `wait=${prefer}`)
-    const view = await toExport(
-      await findExport(c.env.DB, auth.workspaceId, project.id, row.id),
-      c.env.RESULT_SIGNING_KEY,
-    )
-    c.header('Location', `/v1/projects/${project.id}/exports/${row.id}`)
-    return finished ? c.json(view, 201) : c.json(view, 202)
+    const ctx = editRequest(c, headers['idempotency-key'], prefer ?? DEFAULT_EXPORT_WAIT_SECONDS)
+    const accepted = await acceptExport(ctx, project, c.req.valid('json'))
+    acceptedHeaders(c, accepted, prefer)
+    return accepted.finished ? c.json(accepted.job, 201) : c.json(accepted.job, 202)
   })
   .openapi(getExport, async (c) => {
     const { id, exportId } = c.req.valid('param')

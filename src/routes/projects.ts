@@ -18,10 +18,9 @@ import {
   RevisionListSchema,
   RevisionSchema,
 } from '../schemas/project'
-import { projectStream } from '../services/events'
 import { createOnce } from '../services/idempotency'
-import { createProject, deleteProject, findProject, listProjects, toProject } from '../services/projects'
-import { createRevision, findRevision, listRevisions, toRevision } from '../services/revisions'
+import { createProject, deleteProject, findProject, listProjects, projectEvents, toProject } from '../services/projects'
+import { createRevision, findRevision, listRevisions, readRevisionMask, toRevision } from '../services/revisions'
 
 const security = [{ Bearer: [] }]
 const tags = ['Projects']
@@ -216,13 +215,8 @@ export const projects = createRouter()
   })
   .openapi(events, async (c) => {
     const { id } = c.req.valid('param')
-    await findProject(c.env.DB, c.get('auth').workspaceId, id)
-    const headers = new Headers()
-    const lastEventId = c.req.header('last-event-id')
-    if (lastEventId) headers.set('last-event-id', lastEventId)
-    const stream = await projectStream(c.env, id).fetch('https://project-stream/events', { headers })
-    // A Durable Object's response has immutable headers; copy it so middleware can add its own.
-    return new Response(stream.body, stream) as unknown as Response
+    const stream = await projectEvents(c.env, c.get('auth').workspaceId, id, c.req.header('last-event-id'))
+    return stream as unknown as Response
   })
   .openapi(listRevs, async (c) => {
     const project = await findProject(c.env.DB, c.get('auth').workspaceId, c.req.valid('param').id)
@@ -254,13 +248,6 @@ export const projects = createRouter()
   .openapi(getMask, async (c) => {
     const { id, revisionId } = c.req.valid('param')
     const project = await findProject(c.env.DB, c.get('auth').workspaceId, id)
-    const revision = await findRevision(c.env.DB, project.id, revisionId)
-    const object = await c.env.BUCKET.get(revision.mask_key)
-    if (!object) throw new Error(`The mask of revision ${revision.id} is missing from storage`)
-    // Revisions are immutable: the same URL always gives the same bytes.
-    return c.body(object.body, 200, {
-      'content-type': 'image/png',
-      'content-length': String(object.size),
-      'cache-control': 'private, max-age=31536000, immutable',
-    })
+    const mask = await readRevisionMask(c.env, project.id, revisionId)
+    return c.body(mask.body, 200, mask.headers)
   })

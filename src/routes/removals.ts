@@ -4,9 +4,9 @@
  * 200 with the finished job when it ends within `Prefer: wait`, else 202 with `Location`.
  */
 import { createRoute } from '@hono/zod-openapi'
-import { answeredJob, jobCreatedResponses, jobRequest } from '../lib/job-route'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
+import { acceptedHeaders, jobCreatedResponses, jobRequest } from './job-route'
 import { IdempotencyHeaders, optionalBearer } from '../schemas/common'
 import { RemovalJsonSchema, RemovalMultipartSchema } from '../schemas/removal'
 import { sourceFromJson, sourceFromPart } from '../services/job-sources'
@@ -44,9 +44,9 @@ export const removals = createRouter().openapi(createRemoval, async (c) => {
   const input = multipart
     ? multipartInput(c.req.valid('form') as Record<string, unknown>)
     : jsonInput(c.req.valid('json') as JsonBody)
-  const res = await acceptRemoval(ctx, input)
-  const job = answeredJob(c, res, ctx.waitSeconds)
-  return res.status === 200 ? c.json(job, 200) : c.json(job, 202)
+  const accepted = await acceptRemoval(ctx, input)
+  acceptedHeaders(c, accepted, ctx.waitSeconds)
+  return accepted.finished ? c.json(accepted.job, 200) : c.json(accepted.job, 202)
 })
 
 type JsonBody = { sourceUrl?: string; uploadId?: string; options: RemovalInput['options'] }

@@ -8,9 +8,9 @@
 import { createRoute } from '@hono/zod-openapi'
 import { TryOnOptionsSchema as TryOnOptionsContract } from '../contract/tryon'
 import { parseJsonField } from '../lib/form'
-import { answeredJob, jobCreatedResponses, jobRequest } from '../lib/job-route'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
+import { acceptedHeaders, jobCreatedResponses, jobRequest } from './job-route'
 import { IdempotencyHeaders } from '../schemas/common'
 import { TryOnJsonSchema, TryOnMultipartSchema } from '../schemas/try-on'
 import { sourceFromJson, sourceFromPart } from '../services/job-sources'
@@ -46,9 +46,9 @@ export const tryOns = createRouter().openapi(createTryOn, async (c) => {
   const input = multipart
     ? multipartInput(c.req.valid('form') as Record<string, unknown>)
     : jsonInput(c.req.valid('json') as JsonBody)
-  const res = await acceptTryOn(ctx, input)
-  const job = answeredJob(c, res, ctx.waitSeconds)
-  return res.status === 200 ? c.json(job, 200) : c.json(job, 202)
+  const accepted = await acceptTryOn(ctx, input)
+  acceptedHeaders(c, accepted, ctx.waitSeconds)
+  return accepted.finished ? c.json(accepted.job, 200) : c.json(accepted.job, 202)
 })
 
 type Source = { sourceUrl?: string; uploadId?: string }

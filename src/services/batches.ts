@@ -9,14 +9,12 @@ import { ApiError } from '../errors'
 import { iso } from '../lib/time'
 import type { Batch } from '../schemas/batch'
 import type { RemovalOptions } from '../schemas/removal'
-import type { AuthContext } from './auth'
+import { type AcceptContext, type Accepted, acceptJobs, type JobDraft } from './accept'
 import { publishEvent } from './events'
-import { claimIdempotencyKey, type StoredResponse } from './idempotency'
-import { assertProcessorAvailable, InferenceClient } from './inference'
 import { sha256Hex } from '../lib/crypto'
-import { JOB_KINDS } from '../jobs'
-import { acceptJobs, toJob, type JobRow } from './jobs'
-import { type UploadRow, uploadsStillReady } from './uploads'
+import { batchJobs, UNFINISHED_SQL } from './job-store'
+import { toJob } from './job-view'
+import { type ReadyUpload, readyUploads } from './uploads'
 
 type BatchRow = {
   id: string
@@ -31,89 +29,46 @@ export interface BatchInput {
   options: RemovalOptions
 }
 
-export async function acceptBatch(
-  ctx: { env: Env; auth: AuthContext; requestId: string; idempotencyKey: string },
-  input: BatchInput,
-): Promise<StoredResponse> {
+/**
+ * The batch's spec for the accept path (`accept.ts`): its uploads are checked ready before
+ * anything is held, then one transaction inserts every job with its credit and the batch row, or
+ * nothing. The answer is the batch (always 202: a batch is not waited for).
+ */
+export function acceptBatch(ctx: Omit<AcceptContext, 'waitSeconds'>, input: BatchInput): Promise<Accepted<Batch>> {
   const { env, auth } = ctx
-  const hash = await sha256Hex(JSON.stringify(input))
-  const claim = await claimIdempotencyKey(env.DB, auth.workspaceId, 'batches', ctx.idempotencyKey, hash)
-  if (claim.kind === 'replay') return claim.response
-  try {
-    const batch = await createBatch(env, auth.workspaceId, ctx.requestId, input)
-    const response = { status: 202, body: JSON.stringify(batch), location: `/v1/batches/${batch.id}` }
-    await claim.complete(response)
-    return response
-  } catch (err) {
-    await claim.release()
-    throw err
-  }
-}
-
-async function readyUploads(db: D1Database, workspaceId: string, ids: string[]): Promise<UploadRow[]> {
-  const { results } = await db
-    .prepare(`SELECT * FROM uploads WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))`)
-    .bind(workspaceId, JSON.stringify(ids))
-    .all<UploadRow>()
-  const byId = new Map(results.map((u) => [u.id, u]))
-  return ids.map((id, i) => {
-    const upload = byId.get(id)
-    if (!upload) throw new ApiError('invalid_input', `No upload ${id} in this workspace`, { field: `uploadIds.${i}` })
-    if (upload.status !== 'ready' || !upload.sha256 || !upload.byte_size) {
-      throw new ApiError('invalid_input', `Upload ${id} is not ready; complete it first`, { field: `uploadIds.${i}` })
-    }
-    return upload
-  })
-}
-
-async function createBatch(env: Env, workspaceId: string, correlationId: string, input: BatchInput): Promise<Batch> {
-  const uploads = await readyUploads(env.DB, workspaceId, input.uploadIds)
-  await assertProcessorAvailable(InferenceClient.fromEnv(env))
-  const batchId = crypto.randomUUID()
-  const now = iso()
-  const jobIds = uploads.map(() => crypto.randomUUID())
-  const jobs = uploads.map((upload, i) => ({
-    row: {
-      id: jobIds[i],
-      workspaceId,
-      kind: 'remove_background' as const,
-      options: input.options,
-      sourceKey: upload.object_key,
-      format: 'png',
-      batchId,
-    },
-    start: {
-      jobId: jobIds[i],
-      workspaceId,
-      correlationId,
-      batchId,
-      kind: 'remove_background' as const,
-      input: {
-        source: { key: upload.object_key, size: upload.byte_size!, sha256: upload.sha256! },
-        options: input.options,
+  const uploads = input.uploadIds.map((id, i) => ({ id, field: `uploadIds.${i}` }))
+  return acceptJobs<Batch, ReadyUpload[]>(
+    { ...ctx, waitSeconds: null },
+    {
+      kind: 'remove_background',
+      idempotency: { scope: 'batches', hash: () => sha256Hex(JSON.stringify(input)) },
+      check: () => readyUploads(env.DB, auth.workspaceId, uploads),
+      async draft(firstJobId, ready) {
+        const batchId = crypto.randomUUID()
+        const jobs = ready.map(
+          (upload, i): JobDraft<'remove_background'> => ({
+            id: i === 0 ? firstJobId : crypto.randomUUID(),
+            kind: 'remove_background',
+            options: input.options,
+            sourceKey: upload.object_key,
+            batchId,
+            input: {
+              source: { key: upload.object_key, size: upload.byte_size, sha256: upload.sha256 },
+              options: input.options,
+            },
+          }),
+        )
+        // In the jobs' transaction: the batch row exists only if they do.
+        const batchRow = env.DB.prepare(
+          `INSERT INTO batches (id, workspace_id, status, total, options, created_at)
+           SELECT ?, ?, 'processing', ?, ?, ? WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?)`,
+        ).bind(batchId, auth.workspaceId, jobs.length, JSON.stringify(input.options), iso(), firstJobId)
+        return { id: batchId, jobs, uploads, alongside: [batchRow] }
       },
+      present: (id) => getBatch(env, auth.workspaceId, id),
+      location: (id) => `/v1/batches/${id}`,
     },
-  }))
-  // One transaction: every job with its credit, and the batch row, or nothing.
-  const batchRow = env.DB.prepare(
-    `INSERT INTO batches (id, workspace_id, status, total, options, created_at)
-     SELECT ?, ?, 'processing', ?, ?, ? WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?)`,
-  ).bind(batchId, workspaceId, uploads.length, JSON.stringify(input.options), now, jobIds[0])
-  await acceptJobs(env, jobs, {
-    hold: JOB_KINDS.remove_background.holdsCredit,
-    alongside: [batchRow],
-    // The retention sweep may have removed a day-old upload since `readyUploads`: then nothing is
-    // queued or held, and reading them again throws the answer naming the first one gone, as a
-    // request naming it now would get.
-    guard: uploadsStillReady(workspaceId, input.uploadIds),
-    refused: async () => {
-      await readyUploads(env.DB, workspaceId, input.uploadIds)
-      return new ApiError('invalid_input', 'An upload in uploadIds no longer exists in this workspace', {
-        field: 'uploadIds',
-      })
-    },
-  })
-  return getBatch(env, workspaceId, batchId)
+  )
 }
 
 export async function getBatch(env: Env, workspaceId: string, id: string): Promise<Batch> {
@@ -121,14 +76,12 @@ export async function getBatch(env: Env, workspaceId: string, id: string): Promi
     .bind(id, workspaceId)
     .first<BatchRow>()
   if (!batch) throw new ApiError('job_not_found', `No batch ${id} in this workspace`)
-  const { results } = await env.DB.prepare('SELECT * FROM jobs WHERE batch_id = ? ORDER BY created_at, rowid')
-    .bind(id)
-    .all<JobRow>()
+  const jobs = await batchJobs(env.DB, id)
   return {
     id: batch.id,
     status: batch.status,
     total: batch.total,
-    jobs: await Promise.all(results.map((row) => toJob(row, env.RESULT_SIGNING_KEY))),
+    jobs: await Promise.all(jobs.map((row) => toJob(row, env.RESULT_SIGNING_KEY))),
   }
 }
 
@@ -141,7 +94,7 @@ export async function completeBatchIfDone(env: Env, batchId: string, correlation
   await env.DB.prepare(
     `UPDATE batches SET status = 'complete', completed_at = ?
      WHERE id = ? AND status = 'processing'
-       AND NOT EXISTS (SELECT 1 FROM jobs WHERE batch_id = ? AND status IN ('queued', 'processing'))`,
+       AND NOT EXISTS (SELECT 1 FROM jobs WHERE batch_id = ? AND ${UNFINISHED_SQL})`,
   )
     .bind(now, batchId, batchId)
     .run()

@@ -19,20 +19,20 @@ import { bytesPart, jsonPart } from '../contract/signing'
 import type { Env } from '../env'
 import { ApiError, issueToApiError } from '../errors'
 import { sha256Hex } from '../lib/crypto'
-import { MAX_IMAGE_BYTES } from '../lib/image-sniff'
+import { MAX_IMAGE_BYTES, SNIFF_BYTES } from '../lib/image-sniff'
 import { putHashed } from '../lib/storage'
 import { DAY_MS, iso } from '../lib/time'
 import type { AuthContext } from './auth'
-import { getUsage, HOLD_RESULT, holdStatements, quotaExhausted, settleStatements } from './credits'
+import { acceptChecks } from './accept'
+import { HOLD_RESULT, holdStatements, quotaExhausted, settleStatements } from './credits'
 import { idempotent } from './idempotency'
-import { assertProcessorAvailable, callNow, InferenceClient } from './inference'
+import { callNow } from './inference'
 import { checkImageHead, tooLarge } from './sources'
 
 /** Catalog bytes are kept this long after they are made (SPEC.md §8). */
 export const CATALOG_RETENTION_MS = DAY_MS
 /** A call still `pending` after this is one whose Worker died; its hold is released. */
 const ABANDONED_AFTER_MS = 15 * 60_000
-const SNIFF_BYTES = 256 * 1024
 
 export interface CatalogImageRow {
   id: string
@@ -151,8 +151,7 @@ export async function makeCatalogImage(
   auth: AuthContext,
   input: { references: Uint8Array[]; options: CatalogOptions },
 ): Promise<MadeCatalogImage> {
-  if ((await getUsage(env.DB, auth.workspaceId)).available <= 0) throw quotaExhausted()
-  await assertProcessorAvailable(InferenceClient.fromEnv(env))
+  await acceptChecks(env, auth.workspaceId, true)
   const id = crypto.randomUUID()
   const key = `catalog/${id}.png`
   const taken = await env.DB.batch([

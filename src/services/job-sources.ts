@@ -21,7 +21,8 @@ import {
   SourceTooLargeError,
   UnsafeUrlError,
 } from './ssrf'
-import { findUpload } from './uploads'
+import { jobExists } from './job-store'
+import { readyUploads, type UploadRef } from './uploads'
 
 export type SourceInput =
   | { kind: 'upload'; uploadId: string }
@@ -40,8 +41,7 @@ export async function discardSourcesIfRefused<T>(env: Env, jobId: string, accept
   try {
     return await accept()
   } catch (err) {
-    const exists = await env.DB.prepare('SELECT 1 FROM jobs WHERE id = ?').bind(jobId).first()
-    if (!exists) await deleteByPrefix(env.BUCKET, jobSourcePrefix(jobId))
+    if (!(await jobExists(env.DB, jobId))) await deleteByPrefix(env.BUCKET, jobSourcePrefix(jobId))
     throw err
   }
 }
@@ -73,6 +73,24 @@ export function sourceFromPart(value: unknown, field: string): SourceInput {
   return { kind: 'file', file: value }
 }
 
+/** The upload a source names (none for a file or a URL), with the field that names it. */
+export function uploadRefs(input: SourceInput, fields: Pick<SourceFields, 'uploadId'>): UploadRef[] {
+  return input.kind === 'upload' ? [{ id: input.uploadId, field: fields.uploadId }] : []
+}
+
+/** What a job's runner reads of a stored source: where it is, its size and its hash. */
+export const sourceRef = ({ key, size, sha256 }: StoredSource) => ({ key, size, sha256 })
+
+/**
+ * What makes two requests the same for idempotency: each named source's fingerprint, then the
+ * options (`{ source, options }` for a removal, `{ person, garment, options }` for a try-on).
+ */
+export async function requestHash(sources: Record<string, SourceInput>, options: unknown): Promise<string> {
+  const named: Record<string, unknown> = {}
+  for (const [name, source] of Object.entries(sources)) named[name] = await sourceFingerprint(source)
+  return sha256Hex(JSON.stringify({ ...named, options }))
+}
+
 /** What identifies a source for idempotency: a file by its bytes, the others by their reference. */
 export async function sourceFingerprint(input: SourceInput): Promise<string> {
   switch (input.kind) {
@@ -95,12 +113,7 @@ export async function resolveSource(
 ): Promise<StoredSource> {
   switch (input.kind) {
     case 'upload': {
-      const upload = await findUpload(env.DB, workspaceId, input.uploadId, fields.uploadId)
-      if (upload.status !== 'ready' || !upload.sha256 || !upload.byte_size) {
-        throw new ApiError('invalid_input', `Upload ${upload.id} is not ready; complete it first`, {
-          field: fields.uploadId,
-        })
-      }
+      const [upload] = await readyUploads(env.DB, workspaceId, [{ id: input.uploadId, field: fields.uploadId }])
       return { key: upload.object_key, size: upload.byte_size, sha256: upload.sha256, mimeType: upload.mime_type ?? '' }
     }
     case 'file': {

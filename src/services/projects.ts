@@ -11,9 +11,12 @@ import { copyHashed, deleteByPrefix } from '../lib/storage'
 import { iso } from '../lib/time'
 import type { Project } from '../schemas/project'
 import { InferenceClient, inferenceProblem, InferenceFailure } from './inference'
-import { findJob, type JobRow, resultExpired } from './jobs'
+import { proxyEventStream } from './event-stream'
 import { projectStream } from './events'
-import { type RevisionRow, reviseMask, revisionInsert } from './revisions'
+import { findJob, type JobRow, UNFINISHED_SQL } from './job-store'
+import { resultExpired } from './job-view'
+import { projectPrefix } from './project-keys'
+import { currentRevision, reviseMask, revisionInsert } from './revisions'
 
 /** Refinements one project may run (SPEC.md §8). */
 export const REFINEMENTS_PER_PROJECT = 20
@@ -49,25 +52,12 @@ export interface ProjectRow {
   created_at: string
 }
 
-/** Where a project keeps its bytes; deleting the project deletes everything under it. */
-export const projectPrefix = (projectId: string) => `projects/${projectId}/`
-
 export async function findProject(db: D1Database, workspaceId: string, id: string): Promise<ProjectRow> {
   const row = await db
     .prepare('SELECT * FROM projects WHERE id = ? AND workspace_id = ?')
     .bind(id, workspaceId)
     .first<ProjectRow>()
   if (!row) throw new ApiError('job_not_found', `No project ${id} in this workspace`)
-  return row
-}
-
-/** The newest revision (the current one). */
-export async function currentRevision(db: D1Database, projectId: string): Promise<RevisionRow> {
-  const row = await db
-    .prepare('SELECT * FROM revisions WHERE project_id = ? ORDER BY number DESC LIMIT 1')
-    .bind(projectId)
-    .first<RevisionRow>()
-  if (!row) throw new Error(`Project ${projectId} has no revision`)
   return row
 }
 
@@ -184,6 +174,12 @@ async function uprightSize(env: Env, source: { key: string; size: number; sha256
   }
 }
 
+/** A project's event stream (SPEC.md §6), from after `lastEventId`. */
+export async function projectEvents(env: Env, workspaceId: string, id: string, lastEventId?: string) {
+  await findProject(env.DB, workspaceId, id)
+  return proxyEventStream(projectStream(env, id), 'https://project-stream/events', lastEventId)
+}
+
 export function listProjects(db: D1Database, workspaceId: string, q: { limit?: number; cursor?: string }) {
   return listPage<ProjectRow>(db, 'projects', { where: ['workspace_id = ?'], args: [workspaceId] }, q)
 }
@@ -193,9 +189,7 @@ export function listProjects(db: D1Database, workspaceId: string, q: { limit?: n
  * refinements and exports; running ones are canceled first so none writes after.
  */
 export async function deleteProject(env: Env, project: ProjectRow): Promise<void> {
-  const { results: active } = await env.DB.prepare(
-    `SELECT id FROM jobs WHERE project_id = ? AND status IN ('queued', 'processing')`,
-  )
+  const { results: active } = await env.DB.prepare(`SELECT id FROM jobs WHERE project_id = ? AND ${UNFINISHED_SQL}`)
     .bind(project.id)
     .all<{ id: string }>()
   await Promise.all(active.map(({ id }) => env.JOB_RUN.get(env.JOB_RUN.idFromName(id)).cancel()))

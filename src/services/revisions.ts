@@ -14,7 +14,8 @@ import { putHashed, type StoredBytes } from '../lib/storage'
 import { iso } from '../lib/time'
 import type { Revision } from '../schemas/project'
 import { callNow, InferenceClient } from './inference'
-import { currentRevision, type ProjectRow, projectPrefix } from './projects'
+import { maskKey } from './project-keys'
+import type { ProjectRow } from './projects'
 
 export interface RevisionRow {
   id: string
@@ -40,8 +41,6 @@ export interface NewRevision {
   refinementId: string | null
   mask: StoredSource
 }
-
-export const maskKey = (projectId: string, revisionId: string) => `${projectPrefix(projectId)}masks/${revisionId}.png`
 
 /**
  * Inserts a revision only while its base is still the newest (number 1 needs none): a concurrent
@@ -69,6 +68,63 @@ export function revisionInsert(db: D1Database, r: NewRevision): D1PreparedStatem
       r.projectId,
       r.number,
     )
+}
+
+/** Inserts the revision (see {@link revisionInsert}); false when another edit made the base stale first. */
+export async function insertRevision(db: D1Database, r: NewRevision): Promise<boolean> {
+  const [insert] = await db.batch([revisionInsert(db, r)])
+  return insert.meta.changes === 1
+}
+
+export async function revisionExists(db: D1Database, id: string): Promise<boolean> {
+  return (await db.prepare('SELECT 1 FROM revisions WHERE id = ?').bind(id).first()) !== null
+}
+
+/** The number of the project's newest revision; null once the project is gone. */
+export async function newestRevisionNumber(db: D1Database, projectId: string): Promise<number | null> {
+  const row = await db
+    .prepare('SELECT MAX(number) AS n FROM revisions WHERE project_id = ?')
+    .bind(projectId)
+    .first<{ n: number | null }>()
+  return row?.n ?? null
+}
+
+/** The newest revision (the current one). */
+export async function currentRevision(db: D1Database, projectId: string): Promise<RevisionRow> {
+  const row = await db
+    .prepare('SELECT * FROM revisions WHERE project_id = ? ORDER BY number DESC LIMIT 1')
+    .bind(projectId)
+    .first<RevisionRow>()
+  if (!row) throw new Error(`Project ${projectId} has no revision`)
+  return row
+}
+
+/** The revision a refinement made, if it made one yet. */
+export async function refinementRevisionId(db: D1Database, refinementId: string): Promise<string | null> {
+  const row = await db
+    .prepare('SELECT id FROM revisions WHERE refinement_id = ?')
+    .bind(refinementId)
+    .first<{ id: string }>()
+  return row?.id ?? null
+}
+
+/** A revision's mask bytes (GET …/mask). Revisions are immutable: the same URL always gives the same bytes. */
+export async function readRevisionMask(
+  env: Env,
+  projectId: string,
+  revisionId: string,
+): Promise<{ body: ReadableStream; headers: Record<string, string> }> {
+  const revision = await findRevision(env.DB, projectId, revisionId)
+  const object = await env.BUCKET.get(revision.mask_key)
+  if (!object) throw new Error(`The mask of revision ${revision.id} is missing from storage`)
+  return {
+    body: object.body,
+    headers: {
+      'content-type': 'image/png',
+      'content-length': String(object.size),
+      'cache-control': 'private, max-age=31536000, immutable',
+    },
+  }
 }
 
 export const staleBase = (baseId: string) =>
@@ -177,19 +233,17 @@ export async function createRevision(
       )
     : revisionMask(base)
   const recipe = req.recipe ?? (base.recipe ? (JSON.parse(base.recipe) as Recipe) : null)
-  const [insert] = await env.DB.batch([
-    revisionInsert(env.DB, {
-      id,
-      projectId: project.id,
-      number: base.number + 1,
-      baseRevisionId: base.id,
-      strokes,
-      recipe,
-      refinementId: null,
-      mask,
-    }),
-  ])
-  if (insert.meta.changes !== 1) {
+  const inserted = await insertRevision(env.DB, {
+    id,
+    projectId: project.id,
+    number: base.number + 1,
+    baseRevisionId: base.id,
+    strokes,
+    recipe,
+    refinementId: null,
+    mask,
+  })
+  if (!inserted) {
     if (strokes.length) await env.BUCKET.delete(mask.key)
     throw staleBase(base.id)
   }

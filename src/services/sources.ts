@@ -5,11 +5,8 @@
  * their length is known so the Worker never holds a 50 MB image it does not have to.
  */
 import { ApiError } from '../errors'
-import { MAX_IMAGE_BYTES, MAX_PIXELS, MIN_SIDE, sniffImage } from '../lib/image-sniff'
+import { MAX_IMAGE_BYTES, MAX_PIXELS, MIN_SIDE, SNIFF_BYTES, sniffImage } from '../lib/image-sniff'
 import { toBase64Url } from '../lib/crypto'
-
-/** Enough of the file to find the dimensions of any supported format. */
-const SNIFF_BYTES = 256 * 1024
 
 export interface StoredSource {
   key: string

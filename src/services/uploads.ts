@@ -92,18 +92,63 @@ export function noSuchUpload(id: string, field?: string): ApiError {
 }
 
 /**
+ * The one rule of a ready upload (SPEC.md §4): completed, so its bytes are stored, hashed and
+ * decoded. {@link READY_UPLOAD_SQL} is the same rule for a query; keep the two together.
+ */
+export type ReadyUpload = UploadRow & { status: 'ready'; sha256: string; byte_size: number }
+
+export function isReady(row: UploadRow): row is ReadyUpload {
+  return row.status === 'ready' && row.sha256 !== null && row.byte_size !== null
+}
+
+const READY_UPLOAD_SQL = `status = 'ready' AND sha256 IS NOT NULL AND byte_size IS NOT NULL`
+
+/** An upload named by a request, and the field that names it (`uploadId`, `uploadIds.3`, …). */
+export interface UploadRef {
+  id: string
+  field: string
+}
+
+/**
+ * The named uploads of the workspace, each ready, in the order named; else the problem naming the
+ * first that does not exist (400 on its field) or is not ready.
+ */
+export async function readyUploads(db: D1Database, workspaceId: string, refs: UploadRef[]): Promise<ReadyUpload[]> {
+  const { results } = await db
+    .prepare(`SELECT * FROM uploads WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))`)
+    .bind(workspaceId, JSON.stringify(refs.map((r) => r.id)))
+    .all<UploadRow>()
+  const byId = new Map(results.map((u) => [u.id, u]))
+  return refs.map(({ id, field }) => {
+    const upload = byId.get(id)
+    if (!upload) throw noSuchUpload(id, field)
+    if (!isReady(upload)) throw new ApiError('invalid_input', `Upload ${id} is not ready; complete it first`, { field })
+    return upload
+  })
+}
+
+/**
  * The condition jobs' inserts (and their credit hold) must meet when their sources are these
  * uploads: every one still exists and is ready. The retention sweep may remove a day-old upload
  * between the request reading it and the jobs being inserted; checked in the insert's own
  * transaction, the jobs are then refused instead of being made over bytes that are gone
- * (`insertJobs`' `guard`).
+ * (`insertJobs`' `guard`), and `refused` is the answer a request naming them now would get.
  */
-export function uploadsStillReady(workspaceId: string, ids: string[]): { sql: string; args: unknown[] } {
-  const unique = [...new Set(ids)]
+export function uploadsStillReady(
+  db: D1Database,
+  workspaceId: string,
+  refs: UploadRef[],
+): { sql: string; args: unknown[]; refused: () => Promise<ApiError> } {
+  const unique = [...new Set(refs.map((r) => r.id))]
   return {
-    sql: `(SELECT COUNT(*) FROM uploads WHERE workspace_id = ? AND status = 'ready'
+    sql: `(SELECT COUNT(*) FROM uploads WHERE workspace_id = ? AND ${READY_UPLOAD_SQL}
             AND id IN (SELECT value FROM json_each(?))) = ?`,
     args: [workspaceId, JSON.stringify(unique), unique.length],
+    refused: async () => {
+      await readyUploads(db, workspaceId, refs)
+      // Every one is back (it cannot be): name the first, as the request's guard saw it gone.
+      return noSuchUpload(refs[0].id, refs[0].field)
+    },
   }
 }
 

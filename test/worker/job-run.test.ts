@@ -10,7 +10,8 @@ import { env, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { JobRun } from '../../src/durable/job-run'
 import { JOB_KINDS } from '../../src/jobs'
-import { insertJobs, type JobRow, type JobStart } from '../../src/services/jobs'
+import { insertJobs, type JobRow } from '../../src/services/job-store'
+import type { JobStart } from '../../src/services/jobs'
 import { storeBytes } from '../../src/services/sources'
 import {
   api,

@@ -7,11 +7,11 @@
 import type { Context } from 'hono'
 import type { AppEnv } from '../env'
 import { ApiError, errorResponses, problemContent } from '../errors'
+import { preferWaitSeconds } from '../lib/router'
 import { json } from '../schemas/common'
-import { type Job, JobSchema } from '../schemas/job'
-import { requireIdempotencyKey, type StoredResponse } from '../services/idempotency'
-import type { AcceptContext } from '../services/removals'
-import { preferWaitSeconds } from './router'
+import { JobSchema } from '../schemas/job'
+import type { AcceptContext, Accepted } from '../services/accept'
+import { requireIdempotencyKey } from '../services/idempotency'
 
 /** The responses of a job-creating route; `images` describes its 413/415/422 for its image fields. */
 export function jobCreatedResponses(images: { tooLarge: string; unsupported: string; unsafeUrl: string }) {
@@ -43,9 +43,8 @@ export function jobRequest(
   return { ctx, multipart: contentType.startsWith('multipart/') }
 }
 
-/** Sets `Location` and `Preference-Applied` and returns the job the accept path stored. */
-export function answeredJob(c: Context<AppEnv>, res: StoredResponse, waitSeconds: number | null): Job {
-  if (res.location) c.header('Location', res.location)
+/** Sets `Location`, and `Preference-Applied` when the request asked for a wait. */
+export function acceptedHeaders(c: Context<AppEnv>, accepted: Accepted<unknown>, waitSeconds: number | null): void {
+  if (accepted.location) c.header('Location', accepted.location)
   if (waitSeconds !== null) c.header('Preference-Applied', `wait=${waitSeconds}`)
-  return JSON.parse(res.body) as Job
 }
