@@ -38,7 +38,14 @@ const vitest = (...args: string[]): Step => {
 const tsc = (project: string): Step => ({ command: bin('tsc'), args: ['--noEmit', '-p', project] })
 
 const STAGES: Stage[] = [
-  { name: 'lint', steps: [{ command: bin('biome'), args: ['ci', '.'] }] },
+  // Format and lint, then no import cycle at run time (scripts/check-cycles.ts).
+  {
+    name: 'lint',
+    steps: [
+      { command: bin('biome'), args: ['ci', '.'] },
+      { command: bin('tsx'), args: ['scripts/check-cycles.ts'] },
+    ],
+  },
   // The Worker (src, Worker tests), the inference server (src, tests) and Node-side code
   // (scripts, bench, end-to-end tests, test helpers) each have their own compiler settings.
   {
