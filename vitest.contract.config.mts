@@ -1,5 +1,9 @@
 import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
-  test: { include: ['test/contract/**/*.test.ts'], environment: 'node', silent: 'passed-only' },
+  test: {
+    include: ['test/contract/**/*.test.ts', 'test/deploy/**/*.test.ts'],
+    environment: 'node',
+    silent: 'passed-only',
+  },
 })
