@@ -238,10 +238,9 @@ function recentItem(made: Recent, url: string | null): HTMLLIElement {
     { 'data-id': made.id },
     url ? h('img', { src: url, alt: label }) : h('p', { class: 'muted' }, 'Expired (kept 24 hours)'),
     h('span', {}, `Seed ${made.seed} · ${made.size}`),
-    h('br'),
     h('span', { class: 'muted' }, formatDate(made.createdAt)),
     url
-      ? h('a', { href: url, download: `catalog-${made.seed}.png`, 'aria-label': `Download ${label}` }, ' Download')
+      ? h('a', { href: url, download: `catalog-${made.seed}.png`, 'aria-label': `Download ${label}` }, 'Download')
       : null,
   )
 }

@@ -173,12 +173,14 @@ describe('/catalog', () => {
     expect(sha(again)).toBe(sha(first))
     expect(sent).toBe(2)
 
-    // The recent photos: both, newest first, and still there after a reload (read back from the API).
+    await expectFitsPhone(page)
+    await shot(page, 'catalog-phone')
+
+    // The recent photos: both, still there after a reload (read back from the API).
     await page.reload()
     const recent = page.locator('#recent-list li[data-id] img')
     await expect.poll(() => recent.count()).toBe(2)
-    await expectFitsPhone(page)
-    await shot(page, 'catalog-phone')
+    expect(await page.evaluate<number>('document.scrollingElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width)
     await context.close()
   })
 })
