@@ -3,11 +3,12 @@
  * DESIGN.md §3 Catalog extra fields). The shots are dropped or picked, kept in their order (front,
  * back, side, detail) and reordered with buttons; the options are the API's multipart fields. The
  * result shows the seed the API used (`X-Generation-Seed`), and "Same again" sends the same shots,
- * options and seed, which makes the same bytes. The API has no list of catalog images, so the
- * recent ones are those this browser made for the workspace (docs/decisions.md).
+ * options and seed, which makes the same bytes. Below, the workspace's recent catalog photos
+ * (`GET /v1/catalog-images`).
  */
 import { MAX_REFERENCES } from '../../src/contract/catalog-limits'
-import { describeError, request } from './api'
+import type { components } from '../../sdk/src/schema'
+import { describeError, request, requestJson } from './api'
 import { busy, byId, formatDate, h, showError, toggleSignedIn } from './dom'
 import { setUpRateWaitNotice } from './rate-wait'
 import { onSession, type Session } from './session'
@@ -28,15 +29,10 @@ interface CatalogInputs {
   seed: number | null
 }
 
-/** A catalog photo this browser made, as the recent list keeps it. */
-interface Recent {
-  id: string
-  seed: number
-  createdAt: string
-  size: string
-}
+/** A catalog photo as GET /v1/catalog-images lists it (the SDK's type, generated from /openapi.json). */
+type CatalogImage = components['schemas']['CatalogImage']
 
-const RECENT_KEPT = 12
+const RECENT_SHOWN = 12
 
 const input = byId<HTMLInputElement>('catalog-file')
 const drop = byId('catalog-drop')
@@ -178,10 +174,30 @@ async function make(inputs: CatalogInputs): Promise<void> {
     shown = { ...inputs, seed }
     showResult(blob, seed, `${inputs.width} × ${inputs.height}`)
     status.textContent = 'Done.'
-    rememberRecent({ id, seed, createdAt: new Date().toISOString(), size: `${inputs.width} × ${inputs.height}` }, blob)
+    prependRecent(viewOf(id, seed, inputs), blob)
   } catch (err) {
     status.textContent = ''
     showError(error, describeError(err))
+  }
+}
+
+/** The list entry of a photo just made, from its inputs and headers (no second request). */
+function viewOf(id: string, seed: number, inputs: CatalogInputs): CatalogImage {
+  const { width, height, prompt, background } = inputs
+  return {
+    id,
+    seed,
+    width,
+    height,
+    prompt,
+    background,
+    references: inputs.references.length,
+    layout: inputs.layout as CatalogImage['layout'],
+    shadow: inputs.shadow as CatalogImage['shadow'],
+    createdAt: new Date().toISOString(),
+    expiresAt: null,
+    expired: false,
+    links: { self: `/v1/catalog-images/${id}` },
   }
 }
 
@@ -211,33 +227,16 @@ again.addEventListener('click', () => {
   if (shown) void busy(again, () => make(shown as CatalogInputs))
 })
 
-// The recent photos: ids in localStorage per workspace (not secret: reading one needs the session).
-const recentKey = () => `cutout.catalog.recent.${workspaceId}`
+// The recent photos: the workspace's, from GET /v1/catalog-images; each PNG is read with the session.
+const recentList = () => byId('recent-list')
 
-function readRecent(): Recent[] {
-  try {
-    return JSON.parse(localStorage.getItem(recentKey()) ?? '[]') as Recent[]
-  } catch {
-    return []
-  }
-}
-
-function rememberRecent(made: Recent, blob: Blob): void {
-  if (!made.id) return
-  const kept = [made, ...readRecent().filter((r) => r.id !== made.id)].slice(0, RECENT_KEPT)
-  localStorage.setItem(recentKey(), JSON.stringify(kept))
-  const gallery = byId('recent-list')
-  gallery.querySelector('[data-empty]')?.remove()
-  gallery.prepend(recentItem(made, URL.createObjectURL(blob)))
-}
-
-function recentItem(made: Recent, url: string | null): HTMLLIElement {
-  const label = `Catalog photo, seed ${made.seed}, made ${formatDate(made.createdAt)}`
+function recentItem(made: CatalogImage, url: string | null): HTMLLIElement {
+  const label = `Catalog shot, seed ${made.seed}, made ${formatDate(made.createdAt)}`
   return h(
     'li',
     { 'data-id': made.id },
     url ? h('img', { src: url, alt: label }) : h('p', { class: 'muted' }, 'Expired (kept 24 hours)'),
-    h('span', {}, `Seed ${made.seed} · ${made.size}`),
+    h('span', {}, `Seed ${made.seed} · ${made.width} × ${made.height}`),
     h('span', { class: 'muted' }, formatDate(made.createdAt)),
     url
       ? h('a', { href: url, download: `catalog-${made.seed}.png`, 'aria-label': `Download ${label}` }, 'Download')
@@ -245,24 +244,32 @@ function recentItem(made: Recent, url: string | null): HTMLLIElement {
   )
 }
 
-/** Reads each remembered photo back (GET /v1/catalog-images/{id}); one past its 24 hours says so. */
+/** Puts the photo just made first in the list, with the bytes already in hand. */
+function prependRecent(made: CatalogImage, blob: Blob): void {
+  recentList().querySelector('[data-empty]')?.remove()
+  recentList().prepend(recentItem(made, URL.createObjectURL(blob)))
+}
+
+/** The newest of the workspace's catalog photos; one past its 24 hours says so instead. */
 async function loadRecent(): Promise<void> {
-  const gallery = byId('recent-list')
   const recentError = byId('recent-error')
   showError(recentError, null)
-  gallery.replaceChildren()
-  for (const made of readRecent()) {
-    try {
-      const res = await request(`/v1/catalog-images/${made.id}`)
-      gallery.append(recentItem(made, URL.createObjectURL(await res.blob())))
-    } catch (err) {
-      // The API's problem carries its HTTP status (whichever problem class api.ts throws).
-      const gone = (err as { status?: number }).status
-      if (gone === 410) gallery.append(recentItem(made, null))
-      else if (gone !== 404) showError(recentError, describeError(err))
-    }
+  try {
+    const { catalogImages } = await requestJson<{ catalogImages: CatalogImage[] }>(
+      `/v1/catalog-images?limit=${RECENT_SHOWN}`,
+    )
+    const items = await Promise.all(
+      catalogImages.map(async (made) => {
+        if (made.expired) return recentItem(made, null)
+        const res = await request(made.links.self)
+        return recentItem(made, URL.createObjectURL(await res.blob()))
+      }),
+    )
+    recentList().replaceChildren(...items)
+    if (!items.length) recentList().append(h('li', { class: 'muted', 'data-empty': true }, 'None yet.'))
+  } catch (err) {
+    showError(recentError, describeError(err))
   }
-  if (!gallery.children.length) gallery.append(h('li', { class: 'muted', 'data-empty': true }, 'None yet.'))
 }
 
 // Last: the session listener runs at once and reads the recent list, declared above.
