@@ -4,7 +4,7 @@
  * models), signed in through the API's email flow with the session the page keeps: a catalog photo
  * from two reordered shots and a seed is made byte for byte again by "Same again"; a try-on whose
  * person photo cuts off the knees shows its warnings in words under the visible experimental
- * notice; both screens fit 390 px. And /device shows a client name written as markup as text.
+ * notice, and one of a photo without a person says so in words; both screens fit 390 px. And /device shows a client name written as markup as text.
  * Every page runs under its served CSP with no violation.
  *
  * SCREENSHOTS_DIR=docs/web writes the screenshots the docs show (see docs/web.md).
@@ -148,6 +148,23 @@ describe('/catalog', () => {
     ])
     expect(await page.evaluate('document.activeElement.getAttribute("aria-label")')).toBe('Move front.png down')
 
+    // Four at most: of three more shots, two fit and the third is left out, saying so.
+    await dropFiles(
+      page,
+      '#catalog-drop',
+      ['side.png', 'detail.png', 'extra.png'].map((name) => ({ name, bytes: front, type: 'image/png' })),
+    )
+    await expect(rows.evaluateAll((items) => items.map((li) => li.getAttribute('data-role')))).resolves.toEqual([
+      'front',
+      'back',
+      'side',
+      'detail',
+    ])
+    expect(await page.locator('#catalog-error').textContent()).toMatch(/at most 4 shots.*1 left out/)
+    await page.getByRole('button', { name: 'Remove detail.png' }).click()
+    await page.getByRole('button', { name: 'Remove side.png' }).click()
+    await expect(rows.count()).resolves.toBe(2)
+
     await page.selectOption('#catalog-size', '256x256')
     await page.selectOption('#catalog-layout', 'views')
     await page.fill('#catalog-prompt', 'Ceramic mug, studio light')
@@ -216,6 +233,14 @@ describe('/try-on', () => {
     await shot(page, 'try-on')
     await expectFitsPhone(page)
     await shot(page, 'try-on-phone')
+
+    // A photo with no person in it: the failed job's error is said in words, not as a code.
+    await page.setInputFiles('#tryon-person', fixture('inference-server/test/fixtures/coffee.png'))
+    await page.click('#tryon-make')
+    const error = page.locator('#tryon-error')
+    await error.waitFor({ timeout: 150_000 })
+    expect(await error.textContent()).toBe(WARNING_SENTENCES[TRYON_WARNINGS.noPose])
+    expect(await page.locator('#tryon-result').isHidden()).toBe(true)
     await context.close()
   })
 })
