@@ -37,6 +37,8 @@ export async function buildWeb(): Promise<void> {
       index: join(web, 'src', 'index.ts'),
       device: join(web, 'src', 'device.ts'),
       docs: join(web, 'src', 'docs.ts'),
+      catalog: join(web, 'src', 'catalog.ts'),
+      'try-on': join(web, 'src', 'try-on.ts'),
     },
     outdir: out,
     bundle: true,

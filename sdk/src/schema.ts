@@ -199,7 +199,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** List the workspace's catalog images, newest first */
+        get: operations["listCatalogImages"];
         put?: never;
         /** Make a marketplace-ready product photo from one to four reference shots */
         post: operations["createCatalogImage"];
@@ -962,6 +963,77 @@ export interface components {
             width: number;
             x: number;
             y: number;
+        };
+        /**
+         * @example {
+         *       "id": "9a7c5e3b-1d2f-4a6b-8c0e-2f4d6b8a0c1e",
+         *       "seed": 42,
+         *       "width": 1024,
+         *       "height": 1024,
+         *       "references": 2,
+         *       "layout": "hero",
+         *       "shadow": "soft",
+         *       "background": "#FFFFFF",
+         *       "prompt": "Ceramic mug, studio light",
+         *       "createdAt": "2026-05-04T09:30:00.000Z",
+         *       "expiresAt": "2026-05-05T09:30:00.000Z",
+         *       "expired": false,
+         *       "links": {
+         *         "self": "/v1/catalog-images/9a7c5e3b-1d2f-4a6b-8c0e-2f4d6b8a0c1e"
+         *       }
+         *     }
+         */
+        CatalogImage: {
+            background: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The PNG is past its 24 hours: links.self answers 410 */
+            expired: boolean;
+            /** Format: date-time */
+            expiresAt: string | null;
+            height: number;
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            layout: "hero" | "views";
+            links: {
+                self: string;
+            };
+            prompt: string;
+            references: number;
+            /** @description Send it as `seed` with the same references and fields to make it again */
+            seed: number;
+            /** @enum {string} */
+            shadow: "none" | "soft" | "hard" | "floating";
+            width: number;
+        };
+        /**
+         * @example {
+         *       "catalogImages": [
+         *         {
+         *           "id": "9a7c5e3b-1d2f-4a6b-8c0e-2f4d6b8a0c1e",
+         *           "seed": 42,
+         *           "width": 1024,
+         *           "height": 1024,
+         *           "references": 2,
+         *           "layout": "hero",
+         *           "shadow": "soft",
+         *           "background": "#FFFFFF",
+         *           "prompt": "Ceramic mug, studio light",
+         *           "createdAt": "2026-05-04T09:30:00.000Z",
+         *           "expiresAt": "2026-05-05T09:30:00.000Z",
+         *           "expired": false,
+         *           "links": {
+         *             "self": "/v1/catalog-images/9a7c5e3b-1d2f-4a6b-8c0e-2f4d6b8a0c1e"
+         *           }
+         *         }
+         *       ],
+         *       "nextCursor": null
+         *     }
+         */
+        CatalogImageList: {
+            catalogImages: components["schemas"]["CatalogImage"][];
+            nextCursor: string | null;
         };
         /** @description multipart/form-data with exactly these parts; any other part is 400 naming it */
         CatalogImageMultipart: {
@@ -3321,6 +3393,138 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credits remain in this period */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks a required scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found in this workspace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body or an image is over its limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body or an image is not of a supported type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but cannot be processed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Processing failed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Processor unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listCatalogImages: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Catalog images, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CatalogImageList"];
                 };
             };
             /** @description Invalid input */

@@ -6,12 +6,13 @@
  * the order front, back, side, detail; one output `result`, a PNG of exactly width×height).
  */
 import { z } from 'zod'
+import { MAX_REFERENCES, MAX_SEED } from './catalog-limits.js'
 
-export const MAX_REFERENCES = 4
+export { MAX_REFERENCES, MAX_SEED }
+
 export const MAX_PROMPT_LENGTH = 4000
 export const CATALOG_SHADOWS = ['none', 'soft', 'hard', 'floating'] as const
 export const CATALOG_LAYOUTS = ['hero', 'views'] as const
-export const MAX_SEED = 4_294_967_295
 /** The share of the canvas's longer side the subject's box spans (marketplace main-image rule). */
 export const SUBJECT_FILL = 0.85
 

@@ -23,11 +23,7 @@ export const TryOnRequestSchema = TryOnOptionsSchema.extend({ seed: z.int().min(
 export type TryOnRequest = z.infer<typeof TryOnRequestSchema>
 
 /** Notices on a try-on result (Job.warnings). */
-export const TRYON_WARNINGS = {
-  experimental: 'experimental_non_commercial',
-  partialBody: 'partial_body',
-  noPose: 'pose_not_detected',
-} as const
+export { TRYON_WARNINGS } from './tryon-warnings.js'
 
 /** The `landmarks` output: pixel coordinates in the person photo (after EXIF orientation). */
 export interface TryOnLandmarks {

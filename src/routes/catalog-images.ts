@@ -3,15 +3,15 @@
  * Catalog images (SPEC.md §4 Catalog images): `POST /v1/catalog-images` makes a product-only PNG
  * from one to four references while the client waits (201 `image/png`, `Location`,
  * `X-Catalog-Image-Id`, `X-Generation-Seed`); `GET /v1/catalog-images/{id}` reads it back for the
- * owning workspace for 24 hours.
+ * owning workspace for 24 hours; `GET /v1/catalog-images` lists the workspace's, newest first.
  */
 import { createRoute } from '@hono/zod-openapi'
 import { errorResponses, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
-import { CatalogMultipartSchema } from '../schemas/catalog'
-import { IdParams, OptionalIdempotencyHeaders } from '../schemas/common'
-import { makeCatalogImageOnce, readCatalogImage } from '../services/catalog'
+import { CatalogImageListQuery, CatalogImageListSchema, CatalogMultipartSchema } from '../schemas/catalog'
+import { IdParams, json, OptionalIdempotencyHeaders } from '../schemas/common'
+import { listCatalogImages, makeCatalogImageOnce, readCatalogImage } from '../services/catalog'
 
 const security = [{ Bearer: [] }]
 const tags = ['Catalog images']
@@ -50,6 +50,18 @@ const create = createRoute({
   },
 })
 
+const list = createRoute({
+  method: 'get',
+  path: '/v1/catalog-images',
+  operationId: 'listCatalogImages',
+  summary: "List the workspace's catalog images, newest first",
+  tags,
+  security,
+  middleware: [authorize('GET /v1/catalog-images')] as const,
+  request: { query: CatalogImageListQuery },
+  responses: { 200: json(CatalogImageListSchema, 'Catalog images, newest first'), ...errorResponses },
+})
+
 const getOne = createRoute({
   method: 'get',
   path: '/v1/catalog-images/{id}',
@@ -77,6 +89,9 @@ export const catalogImages = createRouter()
       'x-catalog-image-id': made.id,
       'x-generation-seed': String(made.seed),
     })
+  })
+  .openapi(list, async (c) => {
+    return c.json(await listCatalogImages(c.env.DB, c.get('auth').workspaceId, c.req.valid('query')), 200)
   })
   .openapi(getOne, async (c) => {
     const { id } = c.req.valid('param')

@@ -28,3 +28,52 @@ export const CatalogMultipartSchema = multipartSchema('CatalogImageMultipart', {
   shadow: text(`${CATALOG_SHADOWS.join(', ')} (default soft)`, 'soft'),
   layout: text(`${CATALOG_LAYOUTS.join(', ')} (default hero: the front view alone)`, 'hero'),
 })
+
+const DateTime = z.iso.datetime({ offset: true })
+
+const EXAMPLE_CATALOG_IMAGE = {
+  id: '9a7c5e3b-1d2f-4a6b-8c0e-2f4d6b8a0c1e',
+  seed: 42,
+  width: 1024,
+  height: 1024,
+  references: 2,
+  layout: 'hero' as const,
+  shadow: 'soft' as const,
+  background: '#FFFFFF',
+  prompt: 'Ceramic mug, studio light',
+  createdAt: '2026-05-04T09:30:00.000Z',
+  expiresAt: '2026-05-05T09:30:00.000Z',
+  expired: false,
+  links: { self: '/v1/catalog-images/9a7c5e3b-1d2f-4a6b-8c0e-2f4d6b8a0c1e' },
+}
+
+/** A catalog image the workspace made, as `GET /v1/catalog-images` lists it (its PNG is at links.self). */
+export const CatalogImageSchema = z
+  .object({
+    id: z.uuid(),
+    seed: z.int().openapi({ description: 'Send it as `seed` with the same references and fields to make it again' }),
+    width: z.int(),
+    height: z.int(),
+    references: z.int().min(1).max(MAX_REFERENCES),
+    layout: z.enum(CATALOG_LAYOUTS),
+    shadow: z.enum(CATALOG_SHADOWS),
+    background: z.string(),
+    prompt: z.string(),
+    createdAt: DateTime,
+    expiresAt: DateTime.nullable(),
+    expired: z.boolean().openapi({ description: 'The PNG is past its 24 hours: links.self answers 410' }),
+    links: z.object({ self: z.string() }),
+  })
+  .openapi('CatalogImage', { example: EXAMPLE_CATALOG_IMAGE })
+
+export const CatalogImageListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20).optional().openapi({ example: 20 }),
+  cursor: z.string().max(200).optional().openapi({
+    description: 'nextCursor of the previous page',
+    example: 'MjAyNi0wNS0wNFQwOTozMDowMC4wMDBafDlhN2M1ZTNiLTFkMmYtNGE2Yi04YzBlLTJmNGQ2YjhhMGMxZQ',
+  }),
+})
+
+export const CatalogImageListSchema = z
+  .object({ catalogImages: z.array(CatalogImageSchema), nextCursor: z.string().nullable() })
+  .openapi('CatalogImageList', { example: { catalogImages: [EXAMPLE_CATALOG_IMAGE], nextCursor: null } })

@@ -46,6 +46,7 @@ export const ROUTE_ACCESS = {
   'GET /v1/projects/{id}/exports/{exportId}': { scopes: ['jobs:read'] },
   'GET /v1/projects/{id}/exports/{exportId}/result': { scopes: ['jobs:read'] },
   'POST /v1/catalog-images': { scopes: ['images:write'] },
+  'GET /v1/catalog-images': { scopes: ['jobs:read'] },
   'GET /v1/catalog-images/{id}': { scopes: ['jobs:read'] },
   'GET /v1/api-keys': { scopes: ['keys:write'] },
   'POST /v1/api-keys': { scopes: ['keys:write'] },

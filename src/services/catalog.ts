@@ -19,6 +19,7 @@ import { bytesPart, jsonPart } from '../contract/signing'
 import type { Env } from '../env'
 import { ApiError, issueToApiError } from '../errors'
 import { sha256Hex } from '../lib/crypto'
+import { listPage } from '../lib/cursor'
 import { MAX_IMAGE_BYTES, SNIFF_BYTES } from '../lib/image-sniff'
 import { putHashed } from '../lib/storage'
 import { DAY_MS, iso } from '../lib/time'
@@ -241,4 +242,59 @@ export async function settleAbandonedCatalogImages(env: Pick<Env, 'DB'>, now = D
     .all<{ id: string }>()
   for (const { id } of results) await failCatalogImage(env, id, 'processor_unavailable')
   return results.length
+}
+
+/** What `GET /v1/catalog-images` shows of a made image: its options as made, never its bytes. */
+export interface CatalogImageView {
+  id: string
+  seed: number
+  width: number
+  height: number
+  references: number
+  layout: CatalogOptions['layout']
+  shadow: CatalogOptions['shadow']
+  background: string
+  prompt: string
+  createdAt: string
+  expiresAt: string | null
+  expired: boolean
+  links: { self: string }
+}
+
+/**
+ * The workspace's made catalog images, newest first (calls that failed or are still running are
+ * not images); one past its 24 hours stays listed, marked expired, as a job's metadata stays.
+ */
+export async function listCatalogImages(
+  db: D1Database,
+  workspaceId: string,
+  q: { limit?: number; cursor?: string },
+  now = Date.now(),
+): Promise<{ catalogImages: CatalogImageView[]; nextCursor: string | null }> {
+  const page = await listPage<CatalogImageRow>(
+    db,
+    'catalog_images',
+    { where: ['workspace_id = ?', "status = 'succeeded'"], args: [workspaceId] },
+    q,
+  )
+  return { catalogImages: page.rows.map((row) => catalogImageView(row, now)), nextCursor: page.nextCursor }
+}
+
+function catalogImageView(row: CatalogImageRow, now: number): CatalogImageView {
+  const options = JSON.parse(row.options) as CatalogOptions
+  return {
+    id: row.id,
+    seed: options.seed,
+    width: options.width,
+    height: options.height,
+    references: row.references,
+    layout: options.layout,
+    shadow: options.shadow,
+    background: options.background,
+    prompt: options.prompt,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    expired: Boolean(row.result_deleted_at || (row.expires_at && Date.parse(row.expires_at) <= now)),
+    links: { self: `/v1/catalog-images/${row.id}` },
+  }
 }

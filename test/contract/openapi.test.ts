@@ -57,6 +57,7 @@ const ROUTES = [
   'get /v1/projects/{id}/exports/{exportId}',
   'get /v1/projects/{id}/exports/{exportId}/result',
   'post /v1/catalog-images',
+  'get /v1/catalog-images',
   'get /v1/catalog-images/{id}',
 ]
 

@@ -10,7 +10,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { createRequire } from 'node:module'
 import { connect } from 'node:net'
@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { errorPages } from '../../scripts/lib/error-pages'
 import { TERMINAL_STATUSES } from '../../src/contract/stages'
 import { startDohServer } from '../helpers/doh-server'
 import { processesUsing } from '../helpers/local-stack'
@@ -320,13 +321,57 @@ describe('page security headers (npm start serving web/dist)', () => {
     await res.body?.cancel()
   })
 
-  it.each(['/', '/device'])('%s has no inline script, style or handler for its CSP to block', async (path) => {
+  it.each([
+    ['/', '/index.js'],
+    ['/device', '/device.js'],
+    ['/catalog', '/catalog.js'],
+    ['/try-on', '/try-on.js'],
+  ])('%s has no inline script, style or handler for its CSP to block', async (path, script) => {
     const html = await (await fetch(new URL(path, baseUrl))).text()
     const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)]
     expect(scripts.map(([, attrs, body]) => ({ src: /\bsrc="([^"]+)"/.exec(attrs)?.[1], body: body.trim() }))).toEqual([
-      { src: path === '/' ? '/index.js' : '/device.js', body: '' },
+      { src: script, body: '' },
     ])
     expect(html).not.toMatch(/<style\b|\sstyle=|\son[a-z]+=|javascript:/i)
+  })
+
+  /**
+   * The path each file of web/dist is served at: `index.html` at `/`, any other page without its
+   * `.html` (wrangler's auto-trailing-slash), every other file as itself. `_headers` is not served.
+   */
+  const servedPaths = (dir: string, prefix = ''): string[] =>
+    readdirSync(join(dir, prefix), { withFileTypes: true }).flatMap((entry) => {
+      const file = `${prefix}${entry.name}`
+      if (entry.isDirectory()) return servedPaths(dir, `${file}/`)
+      if (file === '_headers') return []
+      if (file === 'index.html') return ['/']
+      return [`/${file.endsWith('.html') ? file.slice(0, -'.html'.length) : file}`]
+    })
+
+  it('every page and asset in web/dist (each /errors/<code> page, /docs, new pages too) has them', async () => {
+    const paths = servedPaths(join(ROOT, 'web', 'dist'))
+    // The walk found the site, not an empty or half-built directory.
+    const errorPaths = errorPages().map(([file]) => `/${file.slice(0, -'.html'.length)}`)
+    expect(paths).toEqual(expect.arrayContaining(['/', '/device', '/docs', '/errors/asset-expired', ...errorPaths]))
+    const missing: string[] = []
+    for (const path of paths) {
+      const res = await fetch(new URL(path, baseUrl), { redirect: 'manual' })
+      await res.body?.cancel()
+      const csp = directives(res.headers.get('content-security-policy') ?? '')
+      // Only /docs may inline styles (its renderer injects them); script is 'self' everywhere.
+      const styles = path === '/docs' ? ["'self'", "'unsafe-inline'"] : ["'self'"]
+      const wrong = [
+        res.status !== 200 && `status ${res.status}`,
+        ...Object.entries(PAGE_HEADERS).map(([h, v]) => res.headers.get(h) !== v && `${h}: ${res.headers.get(h)}`),
+        JSON.stringify(csp['script-src']) !== JSON.stringify(["'self'"]) && `script-src ${csp['script-src']}`,
+        JSON.stringify(csp['style-src']) !== JSON.stringify(styles) && `style-src ${csp['style-src']}`,
+        JSON.stringify(csp['frame-ancestors']) !== JSON.stringify(["'none'"]) &&
+          `frame-ancestors ${csp['frame-ancestors']}`,
+        JSON.stringify(csp['object-src']) !== JSON.stringify(["'none'"]) && `object-src ${csp['object-src']}`,
+      ].filter(Boolean)
+      if (wrong.length) missing.push(`${path}: ${wrong.join(', ')}`)
+    }
+    expect(missing).toEqual([])
   })
 
   it('the API answers nosniff, and the `_headers` file is not served', async () => {

@@ -291,6 +291,68 @@ describe('GET /v1/catalog-images/{id}', () => {
     expect(await sweepExpiredCatalogImages(env)).toBeGreaterThanOrEqual(1)
     await expectProblem(await api(location, { key }), 410, 'asset_expired')
     expect(await env.BUCKET.head(`catalog/${id}.png`)).toBeNull()
+    // Its record stays listed, marked expired, as a job's metadata stays.
+    const listed = (await (await api('/v1/catalog-images', { key })).json()) as CatalogImageList
+    expect(listed.catalogImages).toEqual([expect.objectContaining({ id, expired: true })])
+  })
+})
+
+interface CatalogImageList {
+  catalogImages: { id: string; expired: boolean }[]
+  nextCursor: string | null
+}
+
+describe('GET /v1/catalog-images', () => {
+  it("lists the workspace's images newest first with what they were made with, a page at a time; no one else's", async () => {
+    const { key } = await seedWorkspace()
+    const coffee = png(await fixtureBytes('coffee.png'))
+    const ids: string[] = []
+    for (const seed of ['1', '2']) {
+      const parts: Part[] = [
+        ['references', coffee],
+        ['references', coffee],
+        ['seed', seed],
+        ['width', '256'],
+      ]
+      const res = await made(
+        await catalog(key, [...parts, ['height', '256'], ['prompt', 'mug ☕'], ['shadow', 'hard']]),
+      )
+      ids.push(res.res.headers.get('x-catalog-image-id')!)
+    }
+    const list = async (query: string, asKey = key) => {
+      const res = await api(`/v1/catalog-images${query}`, { key: asKey })
+      expect(res.status).toBe(200)
+      return (await res.json()) as CatalogImageList
+    }
+
+    const first = await list('?limit=1')
+    expect(first.catalogImages).toEqual([
+      {
+        id: ids[1],
+        seed: 2,
+        width: 256,
+        height: 256,
+        references: 2,
+        layout: 'hero',
+        shadow: 'hard',
+        background: '#FFFFFF',
+        prompt: 'mug ☕',
+        createdAt: expect.any(String),
+        expiresAt: expect.any(String),
+        expired: false,
+        links: { self: `/v1/catalog-images/${ids[1]}` },
+      },
+    ])
+    const second = await list(`?limit=1&cursor=${first.nextCursor}`)
+    expect(second.catalogImages.map((i) => i.id)).toEqual([ids[0]])
+    expect(second.nextCursor).toBeNull()
+    expect((await list('')).catalogImages.map((i) => i.id)).toEqual([ids[1], ids[0]])
+
+    expect((await list('', (await seedWorkspace()).key)).catalogImages).toEqual([])
+    const writer = await seedWorkspace({ scopes: SCOPES.filter((s) => s !== 'jobs:read') })
+    await expectProblem(await api('/v1/catalog-images', { key: writer.key }), 403, 'insufficient_scope')
+    const bad = await api('/v1/catalog-images?cursor=not-a-cursor', { key })
+    await expectProblem(bad, 400, 'invalid_input', 'cursor')
   })
 })
 

@@ -78,6 +78,11 @@ async function shot(page: Page, name: string, fullPage = true): Promise<void> {
   if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage })
 }
 
+/** One section of the page on its own (history, keys, webhooks), for the docs. */
+async function shotOf(page: Page, selector: string, name: string): Promise<void> {
+  if (SHOTS) await page.locator(selector).screenshot({ path: join(SHOTS, `${name}.png`) })
+}
+
 interface DroppedFile {
   path: string
   type: string
@@ -346,6 +351,7 @@ describe('the page, signed in', () => {
     const usage = () => fetch(new URL('/v1/usage', stack.baseUrl), { headers: { authorization: `Bearer ${value}` } })
     expect((await usage()).status).toBe(200)
     await shot(page, 'signed-in')
+    for (const section of ['history', 'keys', 'webhooks']) await shotOf(page, `#${section}`, section)
     await page.click('#key-list li:has-text("page test") button')
     await page.locator('#key-list li', { hasText: 'page test' }).waitFor({ state: 'detached' })
     expect((await usage()).status).toBe(401)
