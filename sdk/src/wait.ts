@@ -23,7 +23,7 @@ export interface WaitOptions {
 }
 
 const TERMINAL = new Set(['succeeded', 'failed', 'canceled'])
-export const isTerminal = (job: Job) => TERMINAL.has(job.status)
+export const isTerminal = (job: Pick<Job, 'status'>) => TERMINAL.has(job.status)
 
 /** Reopenings of a stream that broke off, in a row without a new event, before polling instead. */
 const MAX_RECONNECTS = 3

@@ -5,7 +5,7 @@
  * user spends workspace credits and gets full resolution.
  */
 import { JOB_STAGES } from '../../src/contract/stages'
-import { ApiProblem, describeError } from './api'
+import { CutoutProblem, describeError } from './api'
 import { setUpCompare } from './compare'
 import { byId, h, showError } from './dom'
 import { createQueue, cutoutName, type QueueItem } from './queue'
@@ -45,7 +45,7 @@ export function setUpTool(onFinished: () => void): void {
   }
 
   /** One image through the API; resolves with the problem that should stop the rest, if any. */
-  const run = async (item: QueueItem, several: boolean): Promise<ApiProblem | null> => {
+  const run = async (item: QueueItem, several: boolean): Promise<CutoutProblem | null> => {
     showError(error, null)
     byId('result').hidden = true
     const stage = (name: string, status: string) => {
@@ -72,7 +72,7 @@ export function setUpTool(onFinished: () => void): void {
       const message = describeError(err)
       queue.set(item, 'failed', message)
       showError(error, several ? `${item.file.name}: ${message}` : message)
-      return err instanceof ApiProblem && STOPS_THE_QUEUE.has(err.status) ? err : null
+      return err instanceof CutoutProblem && STOPS_THE_QUEUE.has(err.status) ? err : null
     }
   }
 
@@ -82,7 +82,7 @@ export function setUpTool(onFinished: () => void): void {
       for (let item = waiting.shift(); item; item = waiting.shift()) {
         const stop = await run(item, waiting.length > 0 || queue.size() > 1)
         if (!stop) continue
-        for (const rest of waiting.splice(0)) queue.set(rest, 'failed', `Not started: ${stop.describe()}`)
+        for (const rest of waiting.splice(0)) queue.set(rest, 'failed', `Not started: ${describeError(stop)}`)
       }
     } finally {
       running = false
