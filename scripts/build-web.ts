@@ -37,6 +37,7 @@ export async function buildWeb(): Promise<void> {
       index: join(web, 'src', 'index.ts'),
       device: join(web, 'src', 'device.ts'),
       docs: join(web, 'src', 'docs.ts'),
+      editor: join(web, 'src', 'editor', 'main.ts'),
     },
     outdir: out,
     bundle: true,

@@ -9,6 +9,7 @@ import { CutoutProblem, describeError } from './api'
 import { setUpCompare } from './compare'
 import { byId, h, showError } from './dom'
 import { createQueue, cutoutName, type QueueItem } from './queue'
+import { editorUrl } from './editor-link'
 import { createRemoval, downloadResult, finishRemoval, type RemovalOptions } from './remove'
 import { loadSession } from './session'
 
@@ -62,7 +63,13 @@ export function setUpTool(onFinished: () => void): void {
       })
       const blob = await downloadResult(created, signedIn)
       const { width, height } = await createImageBitmap(blob)
-      const result = { before: URL.createObjectURL(item.file), after: URL.createObjectURL(blob), width, height }
+      const result = {
+        before: URL.createObjectURL(item.file),
+        after: URL.createObjectURL(blob),
+        width,
+        height,
+        jobId: signedIn ? created.id : undefined,
+      }
       queue.finish(item, result)
       show(item)
       showStage('complete', 'Done')
@@ -144,5 +151,9 @@ function showResult(item: QueueItem): void {
   download.href = item.result.after
   download.download = cutoutName(item.file.name)
   byId('result-size').textContent = `${item.result.width} × ${item.result.height} PNG`
+  // The editor makes a project from the removal: signed in only (projects belong to a workspace).
+  const edit = byId<HTMLAnchorElement>('edit')
+  edit.hidden = !item.result.jobId
+  if (item.result.jobId) edit.href = editorUrl(item.result.jobId)
   byId('result').hidden = false
 }
