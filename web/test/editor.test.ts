@@ -127,6 +127,16 @@ async function drag(page: Page, points: [number, number][]): Promise<void> {
   await page.mouse.up()
 }
 
+/** The RGBA the canvas shows at photo pixel (x, y). */
+async function shownAt(page: Page, x: number, y: number): Promise<number[]> {
+  await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))')
+  return page.evaluate(`(() => {
+    const c = document.getElementById('editor-canvas')
+    const [scale, ox, oy] = c.dataset.view.split(' ').map(Number)
+    return Array.from(c.getContext('2d').getImageData(Math.floor((${x} - ox) * scale), Math.floor((${y} - oy) * scale), 1, 1).data)
+  })()`)
+}
+
 const tool = (page: Page, value: string) => page.check(`input[name="tool"][value="${value}"]`)
 const revisionShown = (page: Page, text: string) => page.locator('#revision', { hasText: text }).waitFor()
 
@@ -193,6 +203,9 @@ describe('the editor', () => {
     const [sx0, sx1] = [opaque.x0 + (opaque.x1 - opaque.x0) / 3, opaque.x0 + (2 * (opaque.x1 - opaque.x0)) / 3]
 
     // An erase stroke across the subject's middle, 40 px wide, hard and full.
+    const mx = Math.round((sx0 + sx1) / 2)
+    const unedited = await shownAt(page, mx, cy)
+    expect(unedited[3]).toBe(255)
     await tool(page, 'erase')
     await page.fill('#brush-size', '40')
     await page.fill('#brush-hardness', '100')
@@ -202,6 +215,8 @@ describe('the editor', () => {
       [sx1, cy],
     ])
     await revisionShown(page, 'Revision 2 of 2')
+    const erased = await shownAt(page, mx, cy)
+    expect(erased).not.toEqual(unedited) // the backdrop shows through
     await shot(page, 'editor')
     const after = await rgba((await exportAs(page, 'png')).bytes)
     const diff = changed(base.data, after.data, SIZE)
@@ -212,15 +227,17 @@ describe('the editor', () => {
     expect(diff.box.y0).toBeGreaterThanOrEqual(cy - 22)
     expect(diff.box.y1).toBeLessThanOrEqual(cy + 22)
     // Erased: the stroke's middle is transparent now.
-    expect(after.data[(cy * SIZE + Math.round((sx0 + sx1) / 2)) * 4 + 3]).toBe(0)
+    expect(after.data[(cy * SIZE + mx) * 4 + 3]).toBe(0)
 
-    // Undo shows revision 1 again, and exports exactly its pixels; Redo returns to 2.
+    // Undo shows revision 1's mask again and exports exactly its pixels; Redo returns to 2.
     await page.click('#undo')
     await revisionShown(page, 'Revision 1 of 2')
+    expect(await shownAt(page, mx, cy)).toEqual(unedited)
     const undone = await rgba((await exportAs(page, 'png')).bytes)
     expect(undone.data.equals(base.data)).toBe(true)
     await page.click('#redo')
     await revisionShown(page, 'Revision 2 of 2')
+    expect(await shownAt(page, mx, cy)).toEqual(erased)
 
     // A box refinement: its stages, then revision 3 made by the refinement.
     await tool(page, 'box')

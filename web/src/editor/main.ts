@@ -37,6 +37,9 @@ const REFINE_POLL_MS = 2000
 const status = byId('editor-status')
 const error = byId('editor-error')
 const view = new EditorView(byId<HTMLCanvasElement>('editor-canvas'))
+view.onDraw = () => {
+  byId('zoom-level').textContent = `${Math.round((view.scale / view.dpr) * 100)} %`
+}
 
 let project: Project
 let revisions: Revision[] = []
@@ -166,8 +169,10 @@ function setUpPointer(): void {
     view.draw()
   })
   canvas.addEventListener('pointermove', (event) => {
-    if (!drag) return
     const [x, y] = view.eventToPhoto(event)
+    const tool = currentTool()
+    view.cursor = tool === 'restore' || tool === 'erase' ? { x, y, r: brush(tool).size / 2 } : null
+    if (!drag) return view.draw()
     if (drag.stroke) {
       if (drag.stroke.add(x, y)) view.draw()
     } else if (drag.tool === 'box' && view.marks.box) {
@@ -194,6 +199,10 @@ function setUpPointer(): void {
     drag = null
   }
   canvas.addEventListener('pointerup', end)
+  canvas.addEventListener('pointerleave', () => {
+    view.cursor = null
+    view.draw()
+  })
   canvas.addEventListener('pointercancel', end)
   canvas.addEventListener(
     'wheel',
@@ -202,7 +211,6 @@ function setUpPointer(): void {
       const box = canvas.getBoundingClientRect()
       const factor = Math.exp(-event.deltaY / 500)
       view.zoom(factor, (event.clientX - box.left) * view.dpr, (event.clientY - box.top) * view.dpr)
-      showZoom()
     },
     { passive: false },
   )
@@ -220,12 +228,7 @@ function setUpPointer(): void {
     else if (event.key === '0') view.fit()
     else return
     event.preventDefault()
-    showZoom()
   })
-}
-
-function showZoom(): void {
-  byId('zoom-level').textContent = `${Math.round((view.scale / view.dpr) * 100)} %`
 }
 
 function showMarks(): void {
@@ -254,17 +257,9 @@ function setUpControls(): void {
     event.preventDefault()
     byId<HTMLButtonElement>(event.shiftKey ? 'redo' : 'undo').click()
   })
-  const zoomButtons: [string, () => void][] = [
-    ['zoom-in', () => view.zoom(1.25)],
-    ['zoom-out', () => view.zoom(0.8)],
-    ['zoom-fit', () => view.fit()],
-  ]
-  for (const [id, zoom] of zoomButtons) {
-    byId(id).addEventListener('click', () => {
-      zoom()
-      showZoom()
-    })
-  }
+  byId('zoom-in').addEventListener('click', () => view.zoom(1.25))
+  byId('zoom-out').addEventListener('click', () => view.zoom(0.8))
+  byId('zoom-fit').addEventListener('click', () => view.fit())
   const backdrop = byId<HTMLSelectElement>('backdrop')
   const colour = byId<HTMLInputElement>('backdrop-color')
   const setBackdrop = () => {
@@ -400,7 +395,6 @@ async function open(): Promise<void> {
   view.photo = photo
   byId('editor').hidden = false
   view.fit()
-  showZoom()
   await show(newest())
   say(`${project.width} × ${project.height} px.`)
   byId('editor').dataset.ready = 'true'

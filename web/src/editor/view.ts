@@ -30,6 +30,10 @@ export class EditorView {
   /** Show what the mask removes, faintly, so a person can see what to restore. */
   ghost = false
   marks: Marks = { points: [], box: null }
+  /** The brush's outline under the pointer (photo pixels), or null. */
+  cursor: { x: number; y: number; r: number } | null = null
+  /** Told after each draw (the zoom level shown beside the buttons). */
+  onDraw: () => void = () => undefined
   /** Screen pixels per photo pixel, and the photo point at the canvas's top left. */
   scale = 1
   ox = 0
@@ -121,6 +125,7 @@ export class EditorView {
     ctx.fillStyle = '#e8eaee'
     ctx.fillRect(0, 0, cw, ch)
     this.canvas.dataset.view = `${this.scale} ${this.ox} ${this.oy}`
+    this.onDraw()
     const { photo, mask } = this
     if (!photo || !mask) return
     // The visible part of the photo, in photo pixels, and where it lands on the canvas.
@@ -211,6 +216,18 @@ export class EditorView {
     ]
     const { box, points } = this.marks
     ctx.lineWidth = 2 * this.dpr
+    if (this.cursor) {
+      const [x, y] = toCanvas(this.cursor.x, this.cursor.y)
+      ctx.beginPath()
+      ctx.arc(x, y, Math.max(2, this.cursor.r * this.scale), 0, Math.PI * 2)
+      ctx.strokeStyle = 'rgba(0, 0, 0, 0.7)'
+      ctx.lineWidth = 1.5 * this.dpr
+      ctx.stroke()
+      ctx.strokeStyle = 'rgba(255, 255, 255, 0.9)'
+      ctx.lineWidth = 0.75 * this.dpr
+      ctx.stroke()
+      ctx.lineWidth = 2 * this.dpr
+    }
     if (box) {
       const [x0, y0] = toCanvas(Math.min(box.x0, box.x1), Math.min(box.y0, box.y1))
       const [x1, y1] = toCanvas(Math.max(box.x0, box.x1), Math.max(box.y0, box.y1))
