@@ -239,6 +239,27 @@ describe('the editor', () => {
     await revisionShown(page, 'Revision 2 of 2')
     expect(await shownAt(page, mx, cy)).toEqual(erased)
 
+    // Zoom and pan change the view, never the canvas: it stays the size of its box on screen.
+    const canvas = page.locator('#editor-canvas')
+    const view = async () => ((await canvas.getAttribute('data-view')) ?? '').split(' ').map(Number)
+    const canvasSize = () =>
+      page.evaluate<
+        number[]
+      >(`(() => { const c = document.getElementById('editor-canvas'); const b = c.getBoundingClientRect();
+        return [c.width, c.height, Math.round(b.width * devicePixelRatio), Math.round(b.height * devicePixelRatio)] })()`)
+    const [fitScale] = await view()
+    await page.click('#zoom-in')
+    await page.click('#zoom-in')
+    await expect.poll(async () => (await view())[0]).toBeCloseTo(fitScale * 1.5625, 5)
+    await canvas.focus()
+    const [, ox] = await view()
+    await page.keyboard.press('ArrowRight')
+    await expect.poll(async () => (await view())[1]).toBeGreaterThan(ox)
+    const [cw, ch, bw, bh] = await canvasSize()
+    expect([cw, ch]).toEqual([bw, bh])
+    await page.click('#zoom-fit')
+    await expect.poll(async () => (await view())[0]).toBe(fitScale)
+
     // A box refinement: its stages, then revision 3 made by the refinement.
     await tool(page, 'box')
     await drag(page, [

@@ -152,7 +152,8 @@ function setUpPointer(): void {
     const tool = currentTool()
     const [x, y] = view.eventToPhoto(event)
     showError(error, null)
-    if ((tool === 'restore' || tool === 'erase' || tool === 'box') && !canEdit()) return
+    // Every tool but the hand changes the newest revision.
+    if (tool !== 'pan' && !canEdit()) return
     canvas.setPointerCapture(event.pointerId)
     drag = { tool, x: event.clientX, y: event.clientY }
     if (tool === 'restore' || tool === 'erase') {
@@ -162,7 +163,6 @@ function setUpPointer(): void {
     } else if (tool === 'box') {
       view.marks.box = { x0: x, y0: y, x1: x, y1: y }
     } else if (tool === 'foreground' || tool === 'background') {
-      if (!canEdit()) return
       view.marks.points.push({ x, y, label: tool })
       showMarks()
     }
