@@ -171,6 +171,40 @@ function changed(a: Buffer, b: Buffer, width: number) {
 }
 
 describe('the editor', () => {
+  it('is served with the page security headers and no inline script', async () => {
+    const res = await fetch(new URL('/editor', baseUrl))
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toContain('text/html')
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff')
+    expect(res.headers.get('referrer-policy')).toBeTruthy()
+    const csp = res.headers.get('content-security-policy') ?? ''
+    expect(csp).toContain("script-src 'self'")
+    expect(csp).toContain("frame-ancestors 'none'")
+    expect(csp).not.toMatch(/unsafe-(inline|eval|hashes)/)
+    const html = await res.text()
+    expect(
+      [...html.matchAll(/<script\b[^>]*>([\s\S]*?)<\/script>/gi)].map(([tag, body]) => [
+        tag.match(/src="([^"]+)"/)?.[1],
+        body.trim(),
+      ]),
+    ).toEqual([['/editor.js', '']])
+    expect(html).not.toMatch(/<style\b|\sstyle=|\son[a-z]+=|javascript:/i)
+  })
+
+  it('without a session asks to sign in and calls nothing', async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    const asked: string[] = []
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname.startsWith('/v1/')) asked.push(r.url())
+    })
+    await page.goto(`${baseUrl}/editor?job=${jobId}`)
+    await page.locator('#editor-signed-out a[href="/#sign-in"]').waitFor()
+    expect(await page.locator('#editor').isHidden()).toBe(true)
+    expect(asked).toEqual([])
+    await context.close()
+  })
+
   it('opens from History; a stroke changes the export only where drawn; undo restores the previous mask; a box refinement makes a revision; every format downloads; a 409 reloads', async () => {
     const { context, page } = await newPage()
     await page.goto(baseUrl)
