@@ -273,6 +273,24 @@ describe('the editor', () => {
     await revisionShown(page, 'Revision 2 of 2')
     expect(await shownAt(page, mx, cy)).toEqual(erased)
 
+    // A chosen colour behind the cutout shows where the stroke erased; then the checkerboard again.
+    await page.selectOption('#backdrop', 'color')
+    await page.fill('#backdrop-color', '#00ff00')
+    await expect.poll(() => shownAt(page, mx, cy)).toEqual([0, 255, 0, 255])
+    await page.selectOption('#backdrop', 'checkerboard')
+    await expect.poll(() => shownAt(page, mx, cy)).toEqual(erased)
+
+    // Keep and drop points are marked where clicked; Clear removes them.
+    await tool(page, 'foreground')
+    const keep = await screenPoint(page, mx, opaque.y0 + 10)
+    await page.mouse.click(keep.x, keep.y)
+    await tool(page, 'background')
+    const drop = await screenPoint(page, 5, 5)
+    await page.mouse.click(drop.x, drop.y)
+    await page.locator('#refine-marks', { hasText: '1 keep, 1 drop, no box' }).waitFor()
+    await page.click('#refine-clear')
+    await page.locator('#refine-marks', { hasText: '0 keep, 0 drop, no box' }).waitFor()
+
     // Zoom and pan change the view, never the canvas: it stays the size of its box on screen.
     const canvas = page.locator('#editor-canvas')
     const view = async () => ((await canvas.getAttribute('data-view')) ?? '').split(' ').map(Number)
