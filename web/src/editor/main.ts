@@ -377,6 +377,15 @@ function onProjectEvent(event: ProjectEvent): void {
     })
 }
 
+/** The size slider reaches a quarter of the photo's longer side, and starts at a 50th of it. */
+function fitBrushToPhoto(photo: ImageBitmap): void {
+  const longer = Math.max(photo.width, photo.height)
+  const size = byId<HTMLInputElement>('brush-size')
+  size.max = String(Math.max(50, Math.round(longer / 4)))
+  size.value = String(Math.max(5, Math.round(longer / 50)))
+  size.dispatchEvent(new Event('input'))
+}
+
 async function open(): Promise<void> {
   const params = new URLSearchParams(location.search)
   const jobId = params.get('job')
@@ -393,6 +402,7 @@ async function open(): Promise<void> {
   say('Loading the photo and its mask…')
   const [photo] = await Promise.all([projectPhoto(project, revisions[0].id), maskOf(revisions[newest()])])
   view.photo = photo
+  fitBrushToPhoto(photo)
   byId('editor').hidden = false
   view.fit()
   await show(newest())
