@@ -39,6 +39,7 @@ export async function buildWeb(): Promise<void> {
       docs: join(web, 'src', 'docs.ts'),
       catalog: join(web, 'src', 'catalog.ts'),
       'try-on': join(web, 'src', 'try-on.ts'),
+      editor: join(web, 'src', 'editor', 'main.ts'),
     },
     outdir: out,
     bundle: true,

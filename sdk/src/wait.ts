@@ -28,7 +28,7 @@ export interface WaitOptions {
 const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_STATUSES)
 /** Whether a job in this status has ended (it never changes again). */
 export const isTerminalStatus = (status: string): status is TerminalStatus => TERMINAL.has(status)
-export const isTerminal = (job: Job) => isTerminalStatus(job.status)
+export const isTerminal = (job: Pick<Job, 'status'>) => isTerminalStatus(job.status)
 
 /** Reopenings of a stream that broke off, in a row without a new event, before giving up on it. */
 const MAX_RECONNECTS = 3

@@ -7,7 +7,7 @@
  * bytes at the source's own resolution.
  */
 import { z } from 'zod'
-import { MAX_PIXELS } from './limits.js'
+import { MAX_PIXELS, MAX_REFINEMENT_POINTS, MAX_STROKE_POINTS, MAX_STROKES } from './limits.js'
 
 export const STROKE_TOOLS = ['restore', 'erase'] as const
 export const POINT_LABELS = ['foreground', 'background'] as const
@@ -16,11 +16,8 @@ export const EXPORT_FORMATS = ['png', 'webp', 'jpeg', 'zip', 'psd'] as const
 export type StrokeTool = (typeof STROKE_TOOLS)[number]
 export type ExportFormat = (typeof EXPORT_FORMATS)[number]
 
-/** How many strokes one revision may carry, and points one stroke. */
-export const MAX_STROKES = 500
-export const MAX_STROKE_POINTS = 10_000
-/** How many labelled points one refinement may carry. */
-export const MAX_REFINEMENT_POINTS = 50
+// In limits.ts (no zod there), so the web page's editor can use them without bundling zod.
+export { MAX_REFINEMENT_POINTS, MAX_STROKE_POINTS, MAX_STROKES } from './limits.js'
 
 /** The content type of each export format's bytes. */
 export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {

@@ -8,6 +8,11 @@
 export const MAX_IMAGE_BYTES = 50 * 1024 * 1024
 /** Largest image by pixels: 25 MP. */
 export const MAX_PIXELS = 25_000_000
+/** How many strokes one revision may carry, and points one stroke (editing.ts uses them). */
+export const MAX_STROKES = 500
+export const MAX_STROKE_POINTS = 10_000
+/** How many labelled points one refinement may carry. */
+export const MAX_REFINEMENT_POINTS = 50
 /** Smallest side of an image. */
 export const MIN_SIDE = 32
 /** Smallest `maxPixels` the edge may ask the inference server to scale an image down to. */

@@ -5,6 +5,7 @@
 import { describeError, type Job, requestJson } from './api'
 import { deliveriesPanel } from './deliveries'
 import { busy, byId, formatDate, h, showError } from './dom'
+import { editorUrl } from './editor-link'
 
 interface Usage {
   kind?: 'workspace' | 'anonymous'
@@ -71,7 +72,17 @@ export function setUpHistory(): { load(): Promise<void> } {
 function historyRow(job: Job): HTMLTableRowElement {
   const status = job.status === 'failed' && job.error ? `failed: ${job.error.message}` : job.status
   const result = job.result ? h('a', { href: job.result.url, target: '_blank', rel: 'noopener' }, 'Open') : '—'
-  return h('tr', {}, h('td', {}, formatDate(job.createdAt)), h('td', {}, status), h('td', {}, result))
+  const edit =
+    job.kind === 'remove_background' && job.status === 'succeeded'
+      ? h('a', { href: editorUrl(job.id), 'aria-label': `Edit the cutout of ${formatDate(job.createdAt)}` }, 'Edit')
+      : null
+  return h(
+    'tr',
+    {},
+    h('td', {}, formatDate(job.createdAt)),
+    h('td', {}, status),
+    h('td', {}, result, edit && ' · ', edit),
+  )
 }
 
 /**

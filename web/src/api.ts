@@ -1,34 +1,18 @@
 /**
  * The page's only way to the API: same-origin fetch with the session's bearer token when signed
- * in (the anonymous device cookie otherwise), problem+json turned into `ApiProblem`, and one
- * refresh-and-retry when an access token has expired. Tokens never go into URLs or the console.
+ * in (the anonymous device cookie otherwise), problem+json turned into the SDK's `CutoutProblem`,
+ * and one refresh-and-retry when an access token has expired. Tokens never go into URLs or the
+ * console. The types and the problem class are the SDK's (sdk/src), bundled into the page.
  */
+import { CutoutProblem } from '../../sdk/src/problem'
+import type { components } from '../../sdk/src/schema'
 import { clearSession, loadSession, type Session, saveSession } from './session'
 
-/** An error body of SPEC.md §7, or a stand-in for a network failure. */
-export class ApiProblem extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    readonly detail: string,
-    readonly field?: string,
-  ) {
-    super(detail)
-  }
-  /** What a person reads: the detail, and the field it is about when there is one. */
-  describe(): string {
-    return this.field ? `${this.detail} (field: ${this.field})` : this.detail
-  }
-}
+export { CutoutProblem }
 
-export interface Job {
-  id: string
-  status: 'queued' | 'processing' | 'succeeded' | 'failed' | 'canceled'
-  stage: string
-  createdAt: string
-  result: { url: string; contentType: string; expiresAt: string | null } | null
-  error: { code: string; message: string } | null
-}
+/** The API's resources as the SDK types them (generated from /openapi.json: one source). */
+export type Schemas = components['schemas']
+export type Job = Schemas['Job']
 
 export interface RequestOptions {
   method?: string
@@ -38,26 +22,6 @@ export interface RequestOptions {
   /** Send no credential even when signed in (anonymous previews ride on the device cookie). */
   anonymous?: boolean
   signal?: AbortSignal
-}
-
-async function problemOf(res: Response): Promise<ApiProblem> {
-  try {
-    const body = (await res.json()) as {
-      code?: string
-      detail?: string
-      message?: string
-      title?: string
-      field?: string
-    }
-    return new ApiProblem(
-      res.status,
-      body.code ?? 'error',
-      body.detail ?? body.message ?? body.title ?? `HTTP ${res.status}`,
-      body.field,
-    )
-  } catch {
-    return new ApiProblem(res.status, 'error', `The server answered ${res.status} ${res.statusText}`)
-  }
 }
 
 async function refresh(session: Session): Promise<Session | null> {
@@ -111,7 +75,7 @@ function shortRetryAfter(res: Response): number | null {
 }
 
 /**
- * A raw response for a 2xx; throws `ApiProblem` otherwise. A 429 with a short `Retry-After` is
+ * A raw response for a 2xx; throws `CutoutProblem` otherwise. A 429 with a short `Retry-After` is
  * waited out and sent again (the body is a string, FormData or File, so it can be re-sent).
  */
 export async function request(path: string, opts: RequestOptions = {}): Promise<Response> {
@@ -141,9 +105,12 @@ export async function request(path: string, opts: RequestOptions = {}): Promise<
     }
   } catch (err) {
     if ((err as Error).name === 'AbortError') throw err
-    throw new ApiProblem(0, 'network_error', 'Could not reach the server: check your connection and try again')
+    throw new CutoutProblem(0, {
+      code: 'network_error',
+      detail: 'Could not reach the server: check your connection and try again',
+    })
   }
-  if (!res.ok) throw await problemOf(res)
+  if (!res.ok) throw await CutoutProblem.fromResponse(res)
   return res
 }
 
@@ -154,6 +121,6 @@ export async function requestJson<T>(path: string, opts: RequestOptions = {}): P
 
 /** Shown for any thrown value: a problem's detail and field, or the error's own message. */
 export function describeError(err: unknown): string {
-  if (err instanceof ApiProblem) return err.describe()
+  if (err instanceof CutoutProblem) return err.field ? `${err.detail} (field: ${err.field})` : err.detail
   return err instanceof Error ? err.message : String(err)
 }

@@ -14,7 +14,8 @@ export interface QueueItem {
   file: File
   state: ItemState
   row: HTMLLIElement
-  result?: { before: string; after: string; width: number; height: number }
+  /** `jobId`: the removal, for the editor (signed in only). */
+  result?: { before: string; after: string; width: number; height: number; jobId?: string }
 }
 
 export interface Queue {

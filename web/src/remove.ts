@@ -3,7 +3,7 @@
  * signed in through an upload, presigned where the deployment configures it), the job is created
  * with an Idempotency-Key, and its stages are followed over SSE until it ends.
  */
-import { ApiProblem, type Job, request, requestJson } from './api'
+import { CutoutProblem, type Job, request, requestJson } from './api'
 import { followJob, type JobEvent } from './events'
 
 export interface RemovalOptions {
@@ -43,18 +43,19 @@ async function uploadFile(file: File): Promise<string> {
   } else {
     // A presigned R2 URL: the signature is the credential, so no Authorization header goes with it.
     const res = await fetch(upload.uploadUrl, { method: 'PUT', body: file, headers: upload.uploadHeaders ?? {} })
-    if (!res.ok) throw new ApiProblem(res.status, 'upload_failed', `The upload was refused (${res.status})`)
+    if (!res.ok)
+      throw new CutoutProblem(res.status, { code: 'upload_failed', detail: `The upload was refused (${res.status})` })
   }
   await request(`/v1/uploads/${upload.id}/complete`, { method: 'POST' })
   return upload.id
 }
 
-/** Follows the job to its end; throws an ApiProblem with the job's error when it did not succeed. */
+/** Follows the job to its end; throws a CutoutProblem with the job's error when it did not succeed. */
 export async function finishRemoval(job: Job, signedIn: boolean, onEvent: (e: JobEvent) => void): Promise<void> {
   const end = job.status === 'succeeded' ? job : await followJob(job.id, !signedIn, onEvent)
   if (end.status === 'succeeded') return
   const error = end.error ?? { code: end.status, message: `The job ended ${end.status}` }
-  throw new ApiProblem(422, error.code, error.message)
+  throw new CutoutProblem(422, { code: error.code, detail: error.message })
 }
 
 /** The result's bytes, read as the caller that made the job (the device cookie, or the session). */

@@ -5,10 +5,11 @@
  * user spends workspace credits and gets full resolution.
  */
 import { JOB_STAGES } from '../../src/contract/stages'
-import { ApiProblem, describeError } from './api'
+import { CutoutProblem, describeError } from './api'
 import { setUpCompare } from './compare'
 import { byId, h, showError } from './dom'
 import { createQueue, cutoutName, type QueueItem } from './queue'
+import { editorUrl } from './editor-link'
 import { createRemoval, downloadResult, finishRemoval, type RemovalOptions } from './remove'
 import { loadSession } from './session'
 
@@ -45,7 +46,7 @@ export function setUpTool(onFinished: () => void): void {
   }
 
   /** One image through the API; resolves with the problem that should stop the rest, if any. */
-  const run = async (item: QueueItem, several: boolean): Promise<ApiProblem | null> => {
+  const run = async (item: QueueItem, several: boolean): Promise<CutoutProblem | null> => {
     showError(error, null)
     byId('result').hidden = true
     const stage = (name: string, status: string) => {
@@ -62,7 +63,13 @@ export function setUpTool(onFinished: () => void): void {
       })
       const blob = await downloadResult(created, signedIn)
       const { width, height } = await createImageBitmap(blob)
-      const result = { before: URL.createObjectURL(item.file), after: URL.createObjectURL(blob), width, height }
+      const result = {
+        before: URL.createObjectURL(item.file),
+        after: URL.createObjectURL(blob),
+        width,
+        height,
+        jobId: signedIn ? created.id : undefined,
+      }
       queue.finish(item, result)
       show(item)
       showStage('complete', 'Done')
@@ -72,7 +79,7 @@ export function setUpTool(onFinished: () => void): void {
       const message = describeError(err)
       queue.set(item, 'failed', message)
       showError(error, several ? `${item.file.name}: ${message}` : message)
-      return err instanceof ApiProblem && STOPS_THE_QUEUE.has(err.status) ? err : null
+      return err instanceof CutoutProblem && STOPS_THE_QUEUE.has(err.status) ? err : null
     }
   }
 
@@ -82,7 +89,7 @@ export function setUpTool(onFinished: () => void): void {
       for (let item = waiting.shift(); item; item = waiting.shift()) {
         const stop = await run(item, waiting.length > 0 || queue.size() > 1)
         if (!stop) continue
-        for (const rest of waiting.splice(0)) queue.set(rest, 'failed', `Not started: ${stop.describe()}`)
+        for (const rest of waiting.splice(0)) queue.set(rest, 'failed', `Not started: ${describeError(stop)}`)
       }
     } finally {
       running = false
@@ -144,5 +151,9 @@ function showResult(item: QueueItem): void {
   download.href = item.result.after
   download.download = cutoutName(item.file.name)
   byId('result-size').textContent = `${item.result.width} × ${item.result.height} PNG`
+  // The editor makes a project from the removal: signed in only (projects belong to a workspace).
+  const edit = byId<HTMLAnchorElement>('edit')
+  edit.hidden = !item.result.jobId
+  if (item.result.jobId) edit.href = editorUrl(item.result.jobId)
   byId('result').hidden = false
 }

@@ -205,6 +205,8 @@ describe('the page, anonymously', () => {
     const source = await sharp(COFFEE).metadata()
     expect(png.meta).toMatchObject({ format: 'png', width: source.width, height: source.height, channels: 4 })
     await page.locator('#allowance', { hasText: '6 of 7 left today' }).waitFor()
+    // The editor needs an account (projects belong to a workspace): no Edit for a preview.
+    expect(await page.locator('#edit').isHidden()).toBe(true)
 
     // Phone width: nothing wider than the screen.
     await page.setViewportSize(PHONE)
@@ -325,6 +327,8 @@ describe('the page, signed in', () => {
     await page.locator('#history-rows tr', { hasText: 'succeeded' }).waitFor()
     const resultHref = (await page.getAttribute('#history-rows a', 'href')) ?? ''
     const jobId = new URL(resultHref, stack.baseUrl).pathname.split('/')[3]
+    // Edit opens the editor on this removal (web/test/editor.test.ts drives the editor itself).
+    await expect(page.getAttribute('#edit', 'href')).resolves.toBe(`/editor?job=${jobId}`)
     await expect
       .poll(() => received.map((e) => `${e.type} ${e.data.jobId}`), { timeout: 30_000 })
       .toContain(`image.job.completed.v1 ${jobId}`)

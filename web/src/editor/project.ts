@@ -1,0 +1,144 @@
+/**
+ * The editor's calls to the API (SPEC.md §4 "Projects and editing"; DESIGN.md §3 Projects,
+ * Refinements, Exports): open a project from a removal, read its revisions and their masks, add
+ * a revision from a stroke, queue a refinement, render an export, and follow the project's event
+ * stream. Only public endpoints: the page holds no rules of its own.
+ */
+import type { Recipe, Stroke } from '../../../src/contract/editing'
+import { type Schemas, request, requestJson } from '../api'
+import { readEvents } from '../events'
+import { decodeGrayPng, type Mask, unzipEntry } from './codecs'
+
+export type Project = Schemas['Project']
+export type Revision = Schemas['Revision']
+export type Refinement = Schemas['Refinement']
+export type Export = Schemas['Export']
+export type ExportFormat = Export['format']
+export type RefinementRequest = Omit<Schemas['RefinementCreate'], 'baseRevisionId'>
+
+const base = (id: string) => `/v1/projects/${encodeURIComponent(id)}`
+
+/**
+ * The project made from removal `jobId`. Its Idempotency-Key is the job's, so opening the editor
+ * from the same removal again (within the key's 24 hours) replays that project, not a new one.
+ */
+export function projectFromJob(jobId: string): Promise<Project> {
+  return requestJson<Project>('/v1/projects', {
+    method: 'POST',
+    json: { jobId },
+    headers: { 'idempotency-key': `editor-project-${jobId}` },
+  })
+}
+
+export const getProject = (id: string) => requestJson<Project>(base(id))
+
+/** The project's revisions, oldest first (the API lists newest first). */
+export async function listRevisions(id: string): Promise<Revision[]> {
+  const { revisions } = await requestJson<{ revisions: Revision[] }>(`${base(id)}/revisions`)
+  return revisions.sort((a, b) => a.number - b.number)
+}
+
+export async function revisionMask(revision: Revision): Promise<Mask> {
+  const res = await request(revision.links.mask)
+  return decodeGrayPng(new Uint8Array(await res.arrayBuffer()))
+}
+
+/** A revision from one stroke on `baseRevisionId` (the newest, or the API answers 409 revision_conflict). */
+export function addStroke(projectId: string, baseRevisionId: string, stroke: Stroke): Promise<Revision> {
+  return requestJson<Revision>(`${base(projectId)}/revisions`, {
+    method: 'POST',
+    json: { baseRevisionId, strokes: [stroke] },
+    headers: { 'idempotency-key': crypto.randomUUID() },
+  })
+}
+
+export function refine(projectId: string, baseRevisionId: string, body: RefinementRequest): Promise<Refinement> {
+  return requestJson<Refinement>(`${base(projectId)}/refinements`, {
+    method: 'POST',
+    json: { baseRevisionId, ...body },
+    headers: { 'idempotency-key': crypto.randomUUID() },
+  })
+}
+
+export const getRefinement = (projectId: string, id: string) =>
+  requestJson<Refinement>(`${base(projectId)}/refinements/${id}`)
+
+/**
+ * Renders `revisionId` and resolves once it has ended: within the request's bounded wait (201), or
+ * by reading the export until it does (202). `key` names the request for replays.
+ */
+export async function renderExport(
+  projectId: string,
+  body: { revisionId: string; format: ExportFormat; recipe: Recipe },
+  key: string = crypto.randomUUID(),
+): Promise<Export> {
+  let made = await requestJson<Export>(`${base(projectId)}/exports`, {
+    method: 'POST',
+    json: body,
+    headers: { 'idempotency-key': key, prefer: 'wait=8' },
+  })
+  for (let delay = 500; made.status === 'queued' || made.status === 'processing'; delay = Math.min(3000, delay * 2)) {
+    await new Promise((r) => setTimeout(r, delay))
+    made = await requestJson<Export>(`${base(projectId)}/exports/${made.id}`)
+  }
+  if (made.status !== 'succeeded' || !made.result) {
+    throw new Error(made.error?.message ?? `The export ended ${made.status}`)
+  }
+  return made
+}
+
+export async function exportBytes(made: Export): Promise<Blob> {
+  if (!made.result) throw new Error('The export has no result')
+  return (await request(made.result.url)).blob()
+}
+
+/**
+ * The photo, upright at the project's size: the `color.jpg` of a zip export of revision 1 with no
+ * recipe (the API serves no source of a project; any source format, HEIC too, comes back as a
+ * JPEG a browser can show). The same key replays the same export; past its 24 hours a new one.
+ */
+export async function projectPhoto(project: Project, firstRevisionId: string): Promise<ImageBitmap> {
+  const body = { revisionId: firstRevisionId, format: 'zip' as const, recipe: { version: 1 as const } }
+  let zip: Blob
+  try {
+    zip = await exportBytes(await renderExport(project.id, body, `editor-photo-${project.id}`))
+  } catch {
+    zip = await exportBytes(await renderExport(project.id, body))
+  }
+  const jpeg = await unzipEntry(new Uint8Array(await zip.arrayBuffer()), 'color.jpg')
+  return createImageBitmap(new Blob([jpeg as BlobPart], { type: 'image/jpeg' }))
+}
+
+export interface ProjectEvent {
+  id: string
+  type: string
+  data: { id?: string; status?: string; revisionId?: string | null; error?: { message: string } | null }
+}
+
+/**
+ * Follows `GET /v1/projects/{id}/events` until `signal` aborts: the stream stays open (a project
+ * has no end), and a dropped one is reopened after the last event seen (`Last-Event-ID`).
+ */
+export async function followProject(
+  projectId: string,
+  onEvent: (event: ProjectEvent) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  let lastId: string | undefined
+  for (let failures = 0; !signal.aborted; ) {
+    try {
+      const res = await request(`${base(projectId)}/events`, {
+        signal,
+        headers: { accept: 'text/event-stream', ...(lastId ? { 'last-event-id': lastId } : {}) },
+      })
+      for await (const event of readEvents<ProjectEvent>(res)) {
+        lastId = event.id
+        failures = 0
+        onEvent(event)
+      }
+    } catch {
+      failures++
+    }
+    if (!signal.aborted) await new Promise((r) => setTimeout(r, Math.min(10_000, 1000 * 2 ** failures)))
+  }
+}
