@@ -261,7 +261,9 @@ export async function planSession({
   // The default model runs as its size-agnostic graph: identical at 1024² (checked when it is
   // built), and it lets `fast` and `high` run other input sizes on the same session.
   if (!modelPath && profile && profile !== BUILTIN_PROFILE) {
-    throw new Error(`SEGMENTATION_PROFILE=${profile} needs SEGMENTATION_MODEL: the built-in model is ${BUILTIN_PROFILE}`)
+    throw new Error(
+      `SEGMENTATION_PROFILE=${profile} needs SEGMENTATION_MODEL: the built-in model is ${BUILTIN_PROFILE}`,
+    )
   }
   const model = modelPath
     ? await describeModelFile(modelPath, profile)

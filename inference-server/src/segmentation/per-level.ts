@@ -23,7 +23,10 @@ export interface LevelModel {
  * @example levelModelsFromEnv({ SEGMENTATION_MODEL_HIGH: '/models/birefnet.onnx' }).high // { modelPath: '/models/birefnet.onnx' }
  */
 export function levelModelsFromEnv(env: Record<string, string | undefined>): Record<Quality, LevelModel> {
-  const base: LevelModel = { modelPath: env.SEGMENTATION_MODEL || undefined, profile: env.SEGMENTATION_PROFILE || undefined }
+  const base: LevelModel = {
+    modelPath: env.SEGMENTATION_MODEL || undefined,
+    profile: env.SEGMENTATION_PROFILE || undefined,
+  }
   const out = {} as Record<Quality, LevelModel>
   for (const quality of QUALITIES) {
     const key = quality.toUpperCase()

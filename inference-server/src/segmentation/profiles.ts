@@ -124,7 +124,10 @@ export const PROFILES: readonly ModelProfile[] = [
   {
     name: 'isnet-general-use',
     title: 'ISNet (DIS) general-use, rembg’s export',
-    source: [`${REMBG}/dis_general_use.py`, 'https://github.com/xuebinqin/DIS (IS-Net/Inference.py: min-max of result[0])'],
+    source: [
+      `${REMBG}/dis_general_use.py`,
+      'https://github.com/xuebinqin/DIS (IS-Net/Inference.py: min-max of result[0])',
+    ],
     download: `${REMBG_DOWNLOAD}/isnet-general-use.onnx`,
     licence: 'Apache-2.0',
     commercial: true,
@@ -291,7 +294,8 @@ export const PROFILES: readonly ModelProfile[] = [
       'https://github.com/ZHKKKe/MODNet/blob/master/onnx/inference_onnx.py ((v − 127.5) / 127.5, ref_size 512, multiples of 32, INTER_AREA, output as is)',
       'https://github.com/ZHKKKe/MODNet/blob/master/onnx/export_onnx.py (input → output, height and width dynamic)',
     ],
-    download: 'export modnet_photographic_portrait_matting.ckpt with MODNet’s onnx/export_onnx.py (or Xenova/modnet’s onnx/model.onnx)',
+    download:
+      'export modnet_photographic_portrait_matting.ckpt with MODNet’s onnx/export_onnx.py (or Xenova/modnet’s onnx/model.onnx)',
     licence: 'Apache-2.0',
     commercial: true,
     goodAt: 'portraits of people: a soft alpha matte (hair); not other subjects',
