@@ -475,6 +475,18 @@ describe('recognition', () => {
     }
   })
 
+  it('runs an ISNet export at another multiple of 64 at its own size, and refuses one that is not', async () => {
+    const graph = (side: number): TinySignature => ({
+      ...CASES.find((c) => c.profile === 'isnet-general-use')!.graph,
+      inputShape: [1, 3, side, side],
+    })
+    const plan = await planSession({ modelPath: await writeTinyGraph(graph(704)), profile: 'isnet-general-use' })
+    expect(plan.input).toEqual({ kind: 'static', native: { width: 704, height: 704 } })
+    await expect(
+      planSession({ modelPath: await writeTinyGraph(graph(700)), profile: 'isnet-general-use' }),
+    ).rejects.toThrow(/its input is 700×700, but isnet-general-use takes sides that are multiples of 64/)
+  })
+
   it('refuses a graph that matches several profiles, naming them', async () => {
     const { graph } = CASES.find((c) => c.profile === 'birefnet-portrait')!
     await expect(planSession({ modelPath: await writeTinyGraph(graph) })).rejects.toThrow(

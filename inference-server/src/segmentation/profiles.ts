@@ -72,6 +72,8 @@ const IMAGENET_STD: [number, number, number] = [0.229, 0.224, 0.225]
 const HALF: [number, number, number] = [0.5, 0.5, 0.5]
 const ONE: [number, number, number] = [1, 1, 1]
 const SQUARE_1024 = { kind: 'fixed', width: 1024, height: 1024 } as const
+/** ISNet's architecture (ISNet, RMBG-1.4): exports at other multiples of 64 run at their own size. */
+const ISNET_1024 = { ...SQUARE_1024, multiple: 64 } as const
 
 const REMBG = 'https://github.com/danielgatis/rembg/blob/main/rembg/sessions'
 const REMBG_DOWNLOAD = 'https://github.com/danielgatis/rembg/releases/download/v0.0.0'
@@ -132,7 +134,7 @@ export const PROFILES: readonly ModelProfile[] = [
     licence: 'Apache-2.0',
     commercial: true,
     goodAt: 'general objects, fine structures',
-    size: SQUARE_1024,
+    size: ISNET_1024,
     ...rembgInput,
     mean: HALF,
     std: ONE,
@@ -147,7 +149,7 @@ export const PROFILES: readonly ModelProfile[] = [
     licence: 'Apache-2.0',
     commercial: true,
     goodAt: 'anime and drawn characters',
-    size: SQUARE_1024,
+    size: ISNET_1024,
     ...rembgInput,
     mean: IMAGENET_MEAN,
     std: ONE,
@@ -229,7 +231,7 @@ export const PROFILES: readonly ModelProfile[] = [
     licence: 'bria-rmbg-1.4: non-commercial use only (commercial use needs a BRIA agreement)',
     commercial: false,
     goodAt: 'products, people, general photos',
-    size: SQUARE_1024,
+    size: ISNET_1024,
     resize: 'bilinear',
     scale: 255,
     mean: HALF,

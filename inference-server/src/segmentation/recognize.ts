@@ -77,6 +77,17 @@ function namesMatch(profile: ModelProfile, g: GraphInfo): boolean {
   return (!inputName || inputName === g.inputName) && (!outputName || g.outputNames.includes(outputName))
 }
 
+/**
+ * Whether a static graph is at the profile's own size. Exports at another multiple run when the
+ * profile is named, but are not recognised: 320² and 2048² are multiples of 64 too (U²-Net,
+ * BiRefNet HR), so ISNet would claim them.
+ */
+function atNativeSize(profile: ModelProfile, g: GraphInfo): boolean {
+  const [, , h, w] = g.inputShape
+  if (profile.size.kind !== 'fixed') return true
+  return (typeof h !== 'number' || h === profile.size.height) && (typeof w !== 'number' || w === profile.size.width)
+}
+
 const inRange = (p: ModelProfile, g: GraphInfo) =>
   !p.signature.paramsM || (g.paramsM >= p.signature.paramsM[0] && g.paramsM <= p.signature.paramsM[1])
 
@@ -86,7 +97,7 @@ const inRange = (p: ModelProfile, g: GraphInfo) =>
  * variant), when it leaves any.
  */
 export function candidates(g: GraphInfo, profiles: readonly ModelProfile[] = PROFILES): ModelProfile[] {
-  const byIo = profiles.filter((p) => !structuralMismatch(p, g) && namesMatch(p, g))
+  const byIo = profiles.filter((p) => !structuralMismatch(p, g) && atNativeSize(p, g) && namesMatch(p, g))
   const byWeights = byIo.filter((p) => inRange(p, g))
   return byWeights.length ? byWeights : byIo
 }
