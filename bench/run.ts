@@ -79,7 +79,7 @@ const log = (msg: string) => process.stderr.write(`${msg}\n`)
 
 if (flags['gt-only']) {
   // One command for a deployer's own model file: its masks against the true alpha, every level.
-  await writeGtReport(flags.name, { chart: false })
+  await writeGtReport(flags.name, { chart: false, only: flags.only })
   process.exit(0)
 }
 

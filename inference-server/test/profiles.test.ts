@@ -20,7 +20,7 @@ import { PROFILES } from '../src/segmentation/profiles.js'
 import { candidates, type GraphInfo, recognize } from '../src/segmentation/recognize.js'
 import { createApp } from '../src/server.js'
 import { meanAbsDiff, postJob, rawPng, removeParts } from './helpers.js'
-import { type TinySignature, writeTinyGraph } from './tiny-graphs.js'
+import { removeTinyGraphs, type TinySignature, writeTinyGraph } from './tiny-graphs.js'
 
 const KEY = 'profiles-test-key'
 const IMAGENET_MEAN = [0.485, 0.456, 0.406]
@@ -388,6 +388,7 @@ beforeAll(async () => {
 const started: Segmenter[] = []
 afterAll(async () => {
   await Promise.all(started.map((s) => s.close()))
+  await removeTinyGraphs()
 })
 
 async function serve(graph: TinySignature, profile?: string, name?: string) {

@@ -7,7 +7,7 @@
  * `outputIndex`), and −mean at every other output, so reading the wrong output shows. The absolute
  * value keeps the normalisation visible through a min-max stretch (an affine output would not).
  */
-import { mkdtemp, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import onnxProto from 'onnx-proto'
@@ -78,10 +78,18 @@ export function tinyGraph(s: TinySignature): Uint8Array {
   return onnx.ModelProto.encode(model).finish()
 }
 
-/** Writes the graph to a fresh temporary directory and returns its path. */
+const dirs: string[] = []
+
+/** Writes the graph to a fresh temporary directory (removed by removeTinyGraphs) and returns its path. */
 export async function writeTinyGraph(s: TinySignature, name = 'model.onnx'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'cutout-tiny-'))
+  dirs.push(dir)
   const path = join(dir, name)
   await writeFile(path, tinyGraph(s))
   return path
+}
+
+/** Removes every graph written so far. */
+export async function removeTinyGraphs(): Promise<void> {
+  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })))
 }
