@@ -28,7 +28,7 @@ const IMAGENET_STD = [0.229, 0.224, 0.225]
 
 /** A reference's processing, restated from its source (the profile entry cites the same). */
 interface Reference {
-  kernel: 'imgly' | 'bilinear' | 'lanczos' | 'box'
+  kernel: 'imgly' | 'bilinear' | 'lanczos' | 'box' | 'torch'
   /** Divide by 255, or by the resized image's maximum (rembg's normalize). */
   scale: 255 | 'max'
   mean: number[]
@@ -137,8 +137,9 @@ const CASES: Array<{ profile: string; graph: TinySignature; ref: Reference }> = 
       gain: 1,
       bias: 0,
     },
+    // utilities.py: F.interpolate(…, mode='bilinear') both ways.
     ref: {
-      kernel: 'bilinear',
+      kernel: 'torch',
       scale: 255,
       mean: [0.5, 0.5, 0.5],
       std: [1, 1, 1],
@@ -222,6 +223,20 @@ function pilWeights(n: number, m: number, i: number, kernel: keyof typeof KERNEL
   return out.map(([j, w]) => [j, w / sum])
 }
 
+/** PyTorch's F.interpolate(mode='bilinear', align_corners=False) along one axis (upsample_bilinear2d). */
+function torchWeights(n: number, m: number, i: number): Array<[number, number]> {
+  const src = Math.max(0, (i + 0.5) * (n / m) - 0.5)
+  const x0 = Math.min(Math.floor(src), n - 1)
+  const x1 = Math.min(x0 + 1, n - 1)
+  const l = src - x0
+  return x0 === x1
+    ? [[x0, 1]]
+    : [
+        [x0, 1 - l],
+        [x1, l],
+      ]
+}
+
 /** The reference package's bilinear (top-left aligned), taps and weight of output index i. */
 function imglyWeights(n: number, m: number, i: number): Array<[number, number]> {
   const src = i * (n / m)
@@ -238,7 +253,13 @@ function imglyWeights(n: number, m: number, i: number): Array<[number, number]> 
 /** One axis's taps as flat arrays: `taps` source indices and weights per output index (zero-padded). */
 function axisTaps(n: number, m: number, kernel: Reference['kernel']) {
   const lists = Array.from({ length: m }, (_, i) =>
-    n === m ? [[i, 1] as [number, number]] : kernel === 'imgly' ? imglyWeights(n, m, i) : pilWeights(n, m, i, kernel),
+    n === m
+      ? [[i, 1] as [number, number]]
+      : kernel === 'imgly'
+        ? imglyWeights(n, m, i)
+        : kernel === 'torch'
+          ? torchWeights(n, m, i)
+          : pilWeights(n, m, i, kernel),
   )
   const taps = Math.max(...lists.map((l) => l.length))
   const index = new Int32Array(m * taps)
@@ -424,7 +445,7 @@ describe('every profile: the served mask is its reference processing', () => {
     }
   })
 
-  it('the comparison tells a wrong mean, kernel, activation or output apart', async () => {
+  it('the comparison tells a wrong mean, kernel, division, activation or output apart', async () => {
     const { graph, ref } = CASES.find((c) => c.profile === 'isnet-anime')!
     const { segmenter } = await serve(graph, 'isnet-anime')
     const served = (await servedAlpha(segmenter, 'balanced', 'mask')).alpha
@@ -436,6 +457,12 @@ describe('every profile: the served mask is its reference processing', () => {
       { ...ref, activation: ['sigmoid', 'minmax'] },
     ]
     for (const r of wrong) expect(meanAbsDiff(served, referenceMask(r, graph, image, at))).toBeGreaterThan(1)
+    // RMBG-1.4's F.interpolate samples where PIL's bilinear averages.
+    const rmbg = CASES.find((c) => c.profile === 'rmbg-1.4')!
+    const { segmenter: bria } = await serve(rmbg.graph, 'rmbg-1.4')
+    const briaMask = (await servedAlpha(bria, 'balanced', 'mask')).alpha
+    const pil = referenceMask({ ...rmbg.ref, kernel: 'bilinear' }, rmbg.graph, image, at)
+    expect(meanAbsDiff(briaMask, pil)).toBeGreaterThan(1)
     // U²-Net's mask is its first output; the others (here −mean) would give another mask.
     const u2 = CASES.find((c) => c.profile === 'u2net')!
     const other = await serve({ ...u2.graph, outputIndex: 3 }, 'u2net')

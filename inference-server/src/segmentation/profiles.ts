@@ -9,7 +9,8 @@
  * - `resize`: the kernel the reference resizes with, both ways. `imgly` is the reference package's
  *   top-left-aligned bilinear (the built-in ISNet only); the others are PIL's `Image.resize`
  *   filters (`lanczos` as rembg uses, `bilinear` as torchvision's antialiased Resize on a PIL
- *   image, `box` for OpenCV's INTER_AREA, which is PIL's box filter when shrinking).
+ *   image, `box` for OpenCV's INTER_AREA, which is PIL's box filter when shrinking), and
+ *   `interpolate`, PyTorch's `F.interpolate` bilinear (no antialiasing).
  * - `scale`: input values are divided by 255, or (rembg's `normalize`) by the resized image's own
  *   maximum, before `(v − mean) / std`.
  * - `activation`: on the chosen output: `sigmoid` of logits, `minmax` stretch to 0..1 (both in
@@ -30,7 +31,7 @@ export type SizeRule =
   | { kind: 'short-side'; side: number; multiple: number }
 
 export type Activation = 'sigmoid' | 'minmax'
-export type ResizeKernel = 'imgly' | 'bilinear' | 'lanczos' | 'box'
+export type ResizeKernel = 'imgly' | 'bilinear' | 'lanczos' | 'box' | 'interpolate'
 
 /** What a graph must look like to be this profile's (recognize.ts). */
 export interface GraphSignature {
@@ -224,7 +225,7 @@ export const PROFILES: readonly ModelProfile[] = [
     name: 'rmbg-1.4',
     title: 'BRIA RMBG-1.4 (ISNet architecture, BRIA’s training set)',
     source: [
-      'https://huggingface.co/briaai/RMBG-1.4 (utilities.py: bilinear to 1024², ÷ 255, normalize(0.5, 1.0); min-max of result[0][0])',
+      'https://huggingface.co/briaai/RMBG-1.4 (utilities.py: F.interpolate bilinear to 1024², ÷ 255, normalize(0.5, 1.0); F.interpolate back, min-max)',
       'https://huggingface.co/briaai/RMBG-1.4/blob/main/preprocessor_config.json (transformers.js: input → output)',
     ],
     download: 'https://huggingface.co/briaai/RMBG-1.4/resolve/main/onnx/model.onnx',
@@ -232,7 +233,7 @@ export const PROFILES: readonly ModelProfile[] = [
     commercial: false,
     goodAt: 'products, people, general photos',
     size: ISNET_1024,
-    resize: 'bilinear',
+    resize: 'interpolate',
     scale: 255,
     mean: HALF,
     std: ONE,

@@ -5,10 +5,13 @@
  * resize), a horizontal pass then a vertical one, each rounded back to 8 bits as Pillow stores
  * its intermediate image. The profiles' references resize this way (rembg: LANCZOS; torchvision's
  * Resize on a PIL image: BILINEAR); OpenCV's INTER_AREA is the box filter's average when shrinking.
+ * `interpolate` is PyTorch's `F.interpolate(mode='bilinear', align_corners=False)`: the bilinear
+ * kernel without the widening, so shrinking samples rather than averages (Pillow's taps at scale 1
+ * are exactly PyTorch's two neighbours, edges clamped the same way).
  * The built-in ISNet keeps the reference package's own bilinear (resize.ts).
  */
 
-export type Filter = 'bilinear' | 'lanczos' | 'box'
+export type Filter = 'bilinear' | 'lanczos' | 'box' | 'interpolate'
 
 const sinc = (x: number): number => {
   if (x === 0) return 1
@@ -20,6 +23,7 @@ const sinc = (x: number): number => {
 const FILTERS: Record<Filter, { support: number; kernel: (x: number) => number }> = {
   box: { support: 0.5, kernel: (x) => (x > -0.5 && x <= 0.5 ? 1 : 0) },
   bilinear: { support: 1, kernel: (x) => Math.max(0, 1 - Math.abs(x)) },
+  interpolate: { support: 1, kernel: (x) => Math.max(0, 1 - Math.abs(x)) },
   lanczos: { support: 3, kernel: (x) => (x > -3 && x < 3 ? sinc(x) * sinc(x / 3) : 0) },
 }
 
@@ -33,7 +37,7 @@ interface Taps {
 function taps(inSize: number, outSize: number, filter: Filter): Taps {
   const { support: base, kernel } = FILTERS[filter]
   const scale = inSize / outSize
-  const filterScale = Math.max(scale, 1)
+  const filterScale = filter === 'interpolate' ? 1 : Math.max(scale, 1)
   const support = base * filterScale
   const first = new Int32Array(outSize)
   const weights: Float64Array[] = []
