@@ -28,7 +28,9 @@ const IMAGENET_STD = [0.229, 0.224, 0.225]
 
 /** A reference's processing, restated from its source (the profile entry cites the same). */
 interface Reference {
-  kernel: 'imgly' | 'bilinear' | 'lanczos' | 'box' | 'torch'
+  kernel: 'imgly' | 'bilinear' | 'bicubic' | 'lanczos' | 'box' | 'torch'
+  /** The mask's kernel back to the photo, when not `kernel`. */
+  back?: Reference['kernel']
   /** Divide by 255, or by the resized image's maximum (rembg's normalize). */
   scale: 255 | 'max'
   mean: number[]
@@ -118,8 +120,10 @@ const CASES: Array<{ profile: string; graph: TinySignature; ref: Reference }> = 
   {
     profile: 'birefnet-hr',
     graph: { ...birefnetGraph, inputShape: [1, 3, 2048, 2048] },
+    // Model card: torchvision Resize in, `pred_pil.resize(image.size)` (PIL's default, bicubic) out.
     ref: {
       kernel: 'bilinear',
+      back: 'bicubic',
       scale: 255,
       mean: IMAGENET_MEAN,
       std: IMAGENET_STD,
@@ -157,7 +161,15 @@ const CASES: Array<{ profile: string; graph: TinySignature; ref: Reference }> = 
       gain: 0.3,
       bias: 0.1,
     },
-    ref: { kernel: 'bilinear', scale: 255, mean: IMAGENET_MEAN, std: IMAGENET_STD, activation: [], size: square(1024) },
+    ref: {
+      kernel: 'bilinear',
+      back: 'bicubic',
+      scale: 255,
+      mean: IMAGENET_MEAN,
+      std: IMAGENET_STD,
+      activation: [],
+      size: square(1024),
+    },
   },
   {
     profile: 'u2net',
@@ -204,6 +216,14 @@ const KERNELS = {
   bilinear: { support: 1, f: (x: number) => Math.max(0, 1 - Math.abs(x)) },
   lanczos: { support: 3, f: (x: number) => (Math.abs(x) < 3 ? sinc(x) * sinc(x / 3) : 0) },
   box: { support: 0.5, f: (x: number) => (x > -0.5 && x <= 0.5 ? 1 : 0) },
+  // Pillow's bicubic_filter, a = −0.5.
+  bicubic: {
+    support: 2,
+    f: (x: number) => {
+      const t = Math.abs(x)
+      return t < 1 ? 1.5 * t ** 3 - 2.5 * t ** 2 + 1 : t < 2 ? -0.5 * t ** 3 + 2.5 * t ** 2 - 4 * t + 2 : 0
+    },
+  },
 }
 
 /** Pillow's weights for output index i of an axis going from n to m pixels: [source index, weight][]. */
@@ -340,7 +360,7 @@ function referenceMask(ref: Reference, graph: TinySignature, image: RgbImage, si
     }
   }
   const small = Uint8Array.from(plane, (v) => Math.trunc(Math.min(1, Math.max(0, v)) * 255))
-  return refResize(small, size.width, size.height, 1, image.width, image.height, ref.kernel)
+  return refResize(small, size.width, size.height, 1, image.width, image.height, ref.back ?? ref.kernel)
 }
 
 /**
@@ -463,6 +483,14 @@ describe('every profile: the served mask is its reference processing', () => {
     const briaMask = (await servedAlpha(bria, 'balanced', 'mask')).alpha
     const pil = referenceMask({ ...rmbg.ref, kernel: 'bilinear' }, rmbg.graph, image, at)
     expect(meanAbsDiff(briaMask, pil)).toBeGreaterThan(1)
+    const r2 = CASES.find((c) => c.profile === 'rmbg-2.0')!
+    const { segmenter: bria2 } = await serve(r2.graph, 'rmbg-2.0')
+    const bria2Mask = (await servedAlpha(bria2, 'balanced', 'mask')).alpha
+    // RMBG-2.0's mask goes back to the photo with PIL's bicubic: on a smooth mask a bilinear one
+    // stays within the 1/255 tolerance, so compare distances: 20× closer to the bicubic reference.
+    const bicubicBack = meanAbsDiff(bria2Mask, referenceMask(r2.ref, r2.graph, image, at))
+    const bilinearBack = meanAbsDiff(bria2Mask, referenceMask({ ...r2.ref, back: undefined }, r2.graph, image, at))
+    expect(bilinearBack).toBeGreaterThan(20 * bicubicBack)
     // U²-Net's mask is its first output; the others (here −mean) would give another mask.
     const u2 = CASES.find((c) => c.profile === 'u2net')!
     const other = await serve({ ...u2.graph, outputIndex: 3 }, 'u2net')

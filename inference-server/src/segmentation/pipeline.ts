@@ -30,8 +30,8 @@ export function inputSizeFor(rule: SizeRule, width: number, height: number): Inp
   return { width: Math.max(multiple, w - (w % multiple)), height: Math.max(multiple, h - (h % multiple)) }
 }
 
-/** The PIL filter of a profile's resize (the built-in `imgly` one never comes here). */
-const filterOf = (profile: ModelProfile): Filter => (profile.resize === 'imgly' ? 'bilinear' : profile.resize)
+/** A profile's kernel as a PIL filter (the built-in `imgly` one never comes here). */
+const filterOf = (kernel: ModelProfile['resize']): Filter => (kernel === 'imgly' ? 'bilinear' : kernel)
 
 /**
  * The model's NCHW float32 input: the image resized with the profile's kernel, divided by 255 (or
@@ -39,7 +39,7 @@ const filterOf = (profile: ModelProfile): Filter => (profile.resize === 'imgly' 
  */
 export function profileInput(profile: ModelProfile, image: RgbImage, size: InputSize): Float32Array {
   const { width, height } = size
-  const rgb = resample(image.data, image.width, image.height, 3, width, height, filterOf(profile))
+  const rgb = resample(image.data, image.width, image.height, 3, width, height, filterOf(profile.resize))
   let max = 255
   if (profile.scale === 'max') {
     max = 0
@@ -78,7 +78,7 @@ export function activate(profile: ModelProfile, plane: Float32Array): Float32Arr
 
 /**
  * The mask at source size: the first plane of the output, activated, × 255 truncated to 8 bits
- * (clipped to 0..1 first, like rembg's U²-Net), resized with the profile's kernel.
+ * (clipped to 0..1 first, like rembg's U²-Net), resized with the profile's kernel back.
  */
 export function profileMask(
   profile: ModelProfile,
@@ -90,5 +90,5 @@ export function profileMask(
   const plane = activate(profile, output.slice(0, size.width * size.height))
   const mask = new Uint8Array(plane.length)
   for (let i = 0; i < plane.length; i++) mask[i] = Math.trunc(Math.min(1, Math.max(0, plane[i])) * 255)
-  return resample(mask, size.width, size.height, 1, width, height, filterOf(profile))
+  return resample(mask, size.width, size.height, 1, width, height, filterOf(profile.resizeBack ?? profile.resize))
 }

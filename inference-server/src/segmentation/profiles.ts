@@ -10,7 +10,9 @@
  *   top-left-aligned bilinear (the built-in ISNet only); the others are PIL's `Image.resize`
  *   filters (`lanczos` as rembg uses, `bilinear` as torchvision's antialiased Resize on a PIL
  *   image, `box` for OpenCV's INTER_AREA, which is PIL's box filter when shrinking), and
- *   `interpolate`, PyTorch's `F.interpolate` bilinear (no antialiasing).
+ *   `interpolate`, PyTorch's `F.interpolate` bilinear (no antialiasing). `resizeBack`, when set,
+ *   is the mask's kernel back to the photo (model cards' `pred_pil.resize(image.size)`: PIL's
+ *   default, bicubic).
  * - `scale`: input values are divided by 255, or (rembg's `normalize`) by the resized image's own
  *   maximum, before `(v − mean) / std`.
  * - `activation`: on the chosen output: `sigmoid` of logits, `minmax` stretch to 0..1 (both in
@@ -31,7 +33,7 @@ export type SizeRule =
   | { kind: 'short-side'; side: number; multiple: number }
 
 export type Activation = 'sigmoid' | 'minmax'
-export type ResizeKernel = 'imgly' | 'bilinear' | 'lanczos' | 'box' | 'interpolate'
+export type ResizeKernel = 'imgly' | 'bilinear' | 'bicubic' | 'lanczos' | 'box' | 'interpolate'
 
 /** What a graph must look like to be this profile's (recognize.ts). */
 export interface GraphSignature {
@@ -61,6 +63,8 @@ export interface ModelProfile {
   goodAt: string
   size: SizeRule
   resize: ResizeKernel
+  /** The kernel the mask is resized back to the photo with, when not `resize`. */
+  resizeBack?: ResizeKernel
   scale: 255 | 'max'
   mean: [number, number, number]
   std: [number, number, number]
@@ -206,7 +210,7 @@ export const PROFILES: readonly ModelProfile[] = [
     name: 'birefnet-hr',
     title: 'BiRefNet HR (trained at 2048²)',
     source: [
-      'https://huggingface.co/ZhengPeng7/BiRefNet_HR (model card: Resize((2048, 2048)), ToTensor, ImageNet Normalize, preds[-1].sigmoid())',
+      'https://huggingface.co/ZhengPeng7/BiRefNet_HR (model card: Resize((2048, 2048)), ToTensor, ImageNet Normalize, preds[-1].sigmoid(), pred_pil.resize(image.size))',
       'https://github.com/ZhengPeng7/BiRefNet (tutorials/BiRefNet_pth2onnx.ipynb: input_image → output_image)',
     ],
     download: 'export ZhengPeng7/BiRefNet_HR with BiRefNet’s tutorials/BiRefNet_pth2onnx.ipynb at 2048²',
@@ -215,6 +219,7 @@ export const PROFILES: readonly ModelProfile[] = [
     goodAt: 'high-resolution photos (2048²); a data-centre GPU',
     size: { kind: 'fixed', width: 2048, height: 2048 },
     resize: 'bilinear',
+    resizeBack: 'bicubic',
     scale: 255,
     mean: IMAGENET_MEAN,
     std: IMAGENET_STD,
@@ -244,7 +249,7 @@ export const PROFILES: readonly ModelProfile[] = [
     name: 'rmbg-2.0',
     title: 'BRIA RMBG-2.0 (BiRefNet architecture, BRIA’s training set)',
     source: [
-      'https://huggingface.co/briaai/RMBG-2.0 (model card: Resize((1024, 1024)), ToTensor, ImageNet Normalize)',
+      'https://huggingface.co/briaai/RMBG-2.0 (model card: Resize((1024, 1024)), ToTensor, ImageNet Normalize, pred_pil.resize(image.size))',
       `${REMBG}/bria_rmbg.py (the ONNX output is already a probability: no sigmoid)`,
       'https://huggingface.co/briaai/RMBG-2.0/tree/main/onnx (pixel_values → alphas)',
     ],
@@ -254,6 +259,7 @@ export const PROFILES: readonly ModelProfile[] = [
     goodAt: 'general photos, products, people; BiRefNet quality',
     size: SQUARE_1024,
     resize: 'bilinear',
+    resizeBack: 'bicubic',
     scale: 255,
     mean: IMAGENET_MEAN,
     std: IMAGENET_STD,

@@ -11,7 +11,7 @@
  * The built-in ISNet keeps the reference package's own bilinear (resize.ts).
  */
 
-export type Filter = 'bilinear' | 'lanczos' | 'box' | 'interpolate'
+export type Filter = 'bilinear' | 'bicubic' | 'lanczos' | 'box' | 'interpolate'
 
 const sinc = (x: number): number => {
   if (x === 0) return 1
@@ -19,11 +19,21 @@ const sinc = (x: number): number => {
   return Math.sin(px) / px
 }
 
+function bicubic(t: number): number {
+  const a = -0.5
+  const x = Math.abs(t)
+  if (x < 1) return ((a + 2) * x - (a + 3)) * x * x + 1
+  if (x < 2) return (((x - 5) * x + 8) * x - 4) * a
+  return 0
+}
+
 /** Each filter's kernel and its support (in source pixels at scale 1), as Pillow defines them. */
 const FILTERS: Record<Filter, { support: number; kernel: (x: number) => number }> = {
   box: { support: 0.5, kernel: (x) => (x > -0.5 && x <= 0.5 ? 1 : 0) },
   bilinear: { support: 1, kernel: (x) => Math.max(0, 1 - Math.abs(x)) },
   interpolate: { support: 1, kernel: (x) => Math.max(0, 1 - Math.abs(x)) },
+  // Pillow's bicubic (a = −0.5), the default of `Image.resize`.
+  bicubic: { support: 2, kernel: bicubic },
   lanczos: { support: 3, kernel: (x) => (x > -3 && x < 3 ? sinc(x) * sinc(x / 3) : 0) },
 }
 
