@@ -574,6 +574,9 @@ describe('recognition', () => {
     await expect(planSession({ modelPath: modnet, profile: 'u2net' })).rejects.toThrow(
       /it has 1 outputs, but u2net has 7/,
     )
+    await expect(planSession({ profile: 'u2net' })).rejects.toThrow(
+      'SEGMENTATION_PROFILE=u2net needs SEGMENTATION_MODEL: the built-in model is isnet-imgly',
+    )
     await expect(planSession({ modelPath: path, profile: 'u2net-large' })).rejects.toThrow(
       /Unknown segmentation profile u2net-large: the profiles are isnet-imgly, /,
     )

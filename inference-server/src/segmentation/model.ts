@@ -218,7 +218,7 @@ export interface SessionPlan {
   /** The graph's image input and the output the profile reads (the built-in ISNet: by ioNames). */
   inputName?: string
   outputName?: string
-  /** Weights in millions (memory.ts estimates what a session needs from it). */
+  /** Weights in millions (per-level.ts estimates what a session needs from it). */
   paramsM: number
 }
 
@@ -258,8 +258,6 @@ export async function planSession({
     throw new Error(`INFERENCE_RUNTIME=web runs on the CPU only; received INFERENCE_PROVIDERS=${providers.join(',')}`)
   }
   const executionProviders = runtime === 'web' ? ['wasm'] : resolveProviders(providers)
-  // The default model runs as its size-agnostic graph: identical at 1024² (checked when it is
-  // built), and it lets `fast` and `high` run other input sizes on the same session.
   if (!modelPath && profile && profile !== BUILTIN_PROFILE) {
     throw new Error(
       `SEGMENTATION_PROFILE=${profile} needs SEGMENTATION_MODEL: the built-in model is ${BUILTIN_PROFILE}`,
@@ -273,6 +271,8 @@ export async function planSession({
         paramsM: BUILTIN_PARAMS_M,
         version: DEFAULT_MODEL_VERSION,
       }
+  // The default model runs as its size-agnostic graph: identical at 1024² (checked when it is
+  // built), and it lets `fast` and `high` run other input sizes on the same session.
   const path = modelPath ?? (await prepareSizeAgnosticModel(await prepareDefaultModel()))
   const spin = spinning ? '1' : '0'
   return {
