@@ -582,8 +582,21 @@ describe('recognition', () => {
     )
   })
 
-  it('stops the server at start with the message', async () => {
-    const path = await writeTinyGraph({
+  /** Starts the real entry point with `env` and returns its exit code and stderr. */
+  async function start(env: Record<string, string>): Promise<{ code: unknown; stderr: string }> {
+    const main = fileURLToPath(new URL('../src/main.ts', import.meta.url))
+    const child = spawn(process.execPath, ['--import', 'tsx', main], {
+      env: { ...process.env, INFERENCE_SIGNING_KEY: 'k', PORT: '0', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    let stderr = ''
+    child.stderr.on('data', (d) => (stderr += d))
+    const code = await new Promise((resolve) => child.on('exit', resolve))
+    return { code, stderr }
+  }
+
+  it('stops the server at start on an unknown graph and on a mismatched profile', async () => {
+    const unknown = await writeTinyGraph({
       inputName: 'x',
       inputShape: [1, 1, 64, 64],
       outputNames: ['y'],
@@ -591,16 +604,15 @@ describe('recognition', () => {
       gain: 1,
       bias: 0,
     })
-    const main = fileURLToPath(new URL('../src/main.ts', import.meta.url))
-    const child = spawn(process.execPath, ['--import', 'tsx', main], {
-      env: { ...process.env, INFERENCE_SIGNING_KEY: 'k', PORT: '0', SEGMENTATION_MODEL: path },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    })
-    let stderr = ''
-    child.stderr.on('data', (d) => (stderr += d))
-    const code = await new Promise((resolve) => child.on('exit', resolve))
-    expect(code).toBe(1)
-    expect(stderr).toMatch(/matches no profile \(input x \[1, 1, 64, 64\].*The profiles are isnet-imgly, /)
+    const first = await start({ SEGMENTATION_MODEL: unknown })
+    expect(first.code).toBe(1)
+    expect(first.stderr).toMatch(/matches no profile \(input x \[1, 1, 64, 64\].*The profiles are isnet-imgly, /)
+    const u2net = await writeTinyGraph(CASES.find((c) => c.profile === 'u2net')!.graph)
+    const second = await start({ SEGMENTATION_MODEL_HIGH: u2net, SEGMENTATION_PROFILE_HIGH: 'modnet' })
+    expect(second.code).toBe(1)
+    expect(second.stderr).toMatch(
+      /does not fit profile modnet: its input is fixed at 320×320, but modnet sizes each photo/,
+    )
   })
 })
 

@@ -92,7 +92,9 @@ export async function createLevelSegmenters(
   const bySettings = new Map<string, SessionPlan>()
   const planned = new Map<string, SessionPlan>()
   const planOf = {} as Record<Quality, SessionPlan>
-  for (const quality of QUALITIES) {
+  // Configured files first: their errors (recognition) come before the built-in model's preparation.
+  const order = [...QUALITIES].sort((a, b) => Number(!levels[a].modelPath) - Number(!levels[b].modelPath))
+  for (const quality of order) {
     const settings = `${levels[quality].modelPath ?? ''}\0${levels[quality].profile ?? ''}`
     const plan = bySettings.get(settings) ?? (await planSession({ ...options, ...levels[quality] }))
     bySettings.set(settings, plan)
