@@ -1,6 +1,8 @@
 /**
  * The GROUND-TRUTH quality benchmark (issue 22; part of `npm run bench`, or alone:
- * `tsx bench/quality-gt.ts [--only am0] [--levels fast,balanced] [--name latest]`): every quality
+ * `tsx bench/quality-gt.ts [--only am0] [--levels fast,balanced] [--name latest]`, or
+ * `npm run bench -- --gt-only`; SEGMENTATION_MODEL and the other model settings pick the model,
+ * docs/models.md): every quality
  * level on the real photos of `../shared/gt/` (alphamatting.com and DAVIS; their README) through
  * the inference server's real pipeline (removeBackground, the real model, in-process), scored
  * against their true alpha with the matting metrics (bench/lib/matting-metrics.ts) over the whole
@@ -14,7 +16,8 @@ import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { removeBackground } from '../inference-server/src/remove.js'
-import { createSegmenter } from '../inference-server/src/segmentation/index.js'
+import type { Segmenter } from '../inference-server/src/segmentation/index.js'
+import { createLevelSegmenters, levelModelsFromEnv } from '../inference-server/src/segmentation/per-level.js'
 import type { Quality } from '../inference-server/src/options.js'
 import { sharp } from './lib/deps.js'
 import { edgeBand, matting, type MattingScores } from './lib/matting-metrics.js'
@@ -70,7 +73,7 @@ const bandRadius = (p: GtPhoto) => Math.max(5, Math.round(Math.max(p.width, p.he
 
 /** One level on one photo: its cutout's alpha (raw, no feather: what the level makes) scored. */
 async function scoreLevel(
-  model: Awaited<ReturnType<typeof createSegmenter>>,
+  model: Segmenter,
   p: GtPhoto,
   quality: Quality,
   band: Uint8Array,
@@ -138,7 +141,10 @@ export async function runGtBench({
   log?: (m: string) => void
 } = {}) {
   const photos = await gtPhotos(only)
-  const model = await createSegmenter()
+  // SEGMENTATION_MODEL[_<LEVEL>] / SEGMENTATION_PROFILE[_<LEVEL>] as the server reads them (issue 25).
+  const model = await createLevelSegmenters(levelModelsFromEnv(process.env))
+  const models = Object.fromEntries(levels.map((q) => [q, (model.forLevel?.(q) ?? model).version]))
+  log(`models: ${JSON.stringify(models)}`)
   const rows: Array<{ name: string; width: number; height: number } & Partial<Record<Quality, LevelScores>>> = []
   const sheetRows: Array<{ buf: Buffer; w: number }> = []
   try {
@@ -189,7 +195,7 @@ export async function runGtBench({
       },
     ]),
   ) as Partial<Record<Quality, Record<string, number | null>>>
-  return { photos: rows, means, targets: targets(rows, means), sheetRows }
+  return { models, photos: rows, means, targets: targets(rows, means), sheetRows }
 }
 
 /** Issue 22's "done when", computed from one run. */

@@ -23,7 +23,14 @@
  *
  * Flags: --name <name> (default "latest"), --rounds <n> (scales repetitions), --no-api,
  * --no-reference, --no-gt, --no-quality, --no-refinement, --no-catalog, --no-tryon, --no-levels,
- * --no-throughput, --only <substring of image names>, --verbose (child output).
+ * --no-throughput, --only <substring of image names>, --verbose (child output), --gt-only (the
+ * ground-truth benchmark alone).
+ *
+ * Another model (issue 25; docs/models.md): SEGMENTATION_MODEL / SEGMENTATION_PROFILE (and the
+ * per-level SEGMENTATION_MODEL_<LEVEL>) reach the inference server it starts, the floor and the
+ * ground-truth benchmark, e.g. `SEGMENTATION_MODEL=BiRefNet-general-epoch_244.onnx
+ * SEGMENTATION_PROFILE=birefnet-general npm run bench -- --gt-only --name birefnet`. The other
+ * in-process benchmarks (levels, synthetic quality, catalog) measure the built-in ISNet.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
@@ -64,10 +71,17 @@ const { values: flags } = parseArgs({
     'no-throughput': { type: 'boolean', default: false },
     only: { type: 'string' },
     verbose: { type: 'boolean', default: false },
+    'gt-only': { type: 'boolean', default: false },
   },
 })
 const scale = Number(flags.rounds)
 const log = (msg: string) => process.stderr.write(`${msg}\n`)
+
+if (flags['gt-only']) {
+  // One command for a deployer's own model file: its masks against the true alpha, every level.
+  await writeGtReport(flags.name, { chart: false, only: flags.only })
+  process.exit(0)
+}
 
 const CUTOUT_OPTIONS: ServerOptions = { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' }
 const MASK_OPTIONS: ServerOptions = { ...CUTOUT_OPTIONS, output: 'mask' }

@@ -8,12 +8,25 @@ import { imgly, imglyDist, ort } from './deps.js'
 import type { BenchImage } from './images.js'
 import type { ApiStack, InferenceServer } from './stack.js'
 
-/** (a) The floor: one bare `session.run` at 1024² with the server's own session options. */
+/**
+ * (a) The floor: one bare `session.run` at the model's native size (1024² for the built-in ISNet)
+ * with the server's own session options, on SEGMENTATION_MODEL when it is set.
+ */
 export async function createFloor(threads = 2) {
-  const { session, inputName, outputName } = await loadModel({ threads })
-  const data = new Float32Array(3 * 1024 * 1024)
+  const {
+    session,
+    inputName,
+    outputName,
+    input: size,
+  } = await loadModel({
+    threads,
+    modelPath: process.env.SEGMENTATION_MODEL || undefined,
+    profile: process.env.SEGMENTATION_PROFILE || undefined,
+  })
+  const { width, height } = size.native
+  const data = new Float32Array(3 * width * height)
   for (let i = 0; i < data.length; i++) data[i] = Math.random() - 0.5
-  const input = new ort.Tensor('float32', data, [1, 3, 1024, 1024])
+  const input = new ort.Tensor('float32', data, [1, 3, height, width])
   return {
     async run() {
       const out = await session.run({ [inputName]: input }, [outputName])

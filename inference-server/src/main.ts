@@ -6,8 +6,9 @@
 import sharp from 'sharp'
 import { catalogConfigFromEnv, createCatalogGenerator } from './catalog/index.js'
 import { Limiter } from './limiter.js'
-import { createSegmenter } from './segmentation/index.js'
+import { QUALITIES } from './options.js'
 import { runtimeFromEnv } from './segmentation/model.js'
+import { createLevelSegmenters, levelModelsFromEnv, memoryBudgetFromEnv } from './segmentation/per-level.js'
 import { createStubSegmenter, segmenterKindFromEnv, stubDelayFromEnv } from './segmentation/stub.js'
 import { createTryOnModel, tryOnConfigFromEnv } from './tryon/index.js'
 import { createApp, startServer, type SegmenterSlot } from './server.js'
@@ -85,18 +86,23 @@ try {
   const segmenter =
     segmenterKind === 'stub'
       ? createStubSegmenter({ delayMs: stubDelayMs })
-      : await createSegmenter({
+      : // SEGMENTATION_MODEL[_<LEVEL>] and SEGMENTATION_PROFILE[_<LEVEL>] (docs/models.md): each
+        // distinct model loads once; an unknown graph or a set that does not fit stops the start.
+        await createLevelSegmenters(levelModelsFromEnv(process.env), {
           runtime,
           sessions,
-          modelPath: process.env.SEGMENTATION_MODEL || undefined,
           threads,
           providers: providers.split(','),
           spinning,
+          memoryBudget: memoryBudgetFromEnv(process.env),
         })
   await poseReady
   model.current = segmenter
+  const perLevel = segmenter.forLevel
+    ? ` (levels: ${QUALITIES.map((q) => `${q} ${segmenter.forLevel?.(q).version}`).join(', ')})`
+    : ''
   console.log(
-    `model ready ${model.current.version} (runtime ${runtime}, providers ${providers}, ${sessions} × ${threads} threads)`,
+    `model ready ${model.current.version}${perLevel} (runtime ${runtime}, providers ${providers}, ${sessions} × ${threads} threads)`,
   )
 } catch (err) {
   console.error(err)

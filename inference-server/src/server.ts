@@ -167,7 +167,7 @@ export function createApp({
     // Options are checked after the signature: an unsigned caller learns nothing about them.
     const options = parseRemoveOptions(parts.get('options'))
     const image = requirePart(parts, 'image')
-    return streamJob(c, limiter, segmenter.version, async (out) => {
+    return streamJob(c, limiter, (segmenter.forLevel?.(options.quality) ?? segmenter).version, async (out) => {
       const result = await removeBackground(segmenter, image, options, out.stage, out.signal)
       out.output({ name: 'result', contentType: 'image/png', width: result.width, height: result.height }, result.png)
       return { warnings: result.warnings, timings: { ...result.timings } }

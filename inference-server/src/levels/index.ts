@@ -35,11 +35,12 @@ export async function levelMask(
   tiles: Partial<EdgeTileOptions> = {},
   signal?: AbortSignal,
 ): Promise<LevelMask> {
-  if (quality === 'fast')
-    return { mask: await segmenter.segment(image, fastInput(image, segmenter.input)), modelRuns: 1 }
-  const base = await segmenter.segment(image, segmenter.input.native)
+  // The level's own model when levels run different ones (SEGMENTATION_MODEL_<LEVEL>, issue 25).
+  const model = segmenter.forLevel?.(quality) ?? segmenter
+  if (quality === 'fast') return { mask: await model.segment(image, fastInput(image, model.input)), modelRuns: 1 }
+  const base = await model.segment(image, model.input.native)
   if (quality === 'balanced') return { mask: base, modelRuns: 1 }
-  const view = await decisiveView(segmenter, image, base, signal)
-  const zoomed = await zoomEdges(segmenter, image, view.mask, segmenter.input.native, tiles, signal)
+  const view = await decisiveView(model, image, base, signal)
+  const zoomed = await zoomEdges(model, image, view.mask, model.input.native, tiles, signal)
   return { mask: zoomed.mask, modelRuns: 1 + view.modelRuns + zoomed.tiles }
 }

@@ -36,8 +36,11 @@ export function inputFor(
   return { width: roundTo(image.width * scale, multiple), height: roundTo(image.height * scale, multiple) }
 }
 
-/** The input `fast` runs at for this image on this model (the native one when the model is static). */
+/**
+ * The input `fast` runs at for this image on this model: the native one when the model's size is
+ * fixed or set per photo by its profile (MODNet's rule runs at every level).
+ */
 export function fastInput(image: { width: number; height: number }, model: ModelInput): InputSize {
-  if (model.kind === 'static') return model.native
+  if (model.kind !== 'any') return model.native
   return inputFor(image, FAST_INPUT.side, FAST_INPUT.shape, model.multiple)
 }

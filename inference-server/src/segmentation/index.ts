@@ -4,10 +4,13 @@
  * (SEGMENTATION_MODEL) or runtime can slot in without touching routes.
  */
 import type { Mask, RgbImage } from '../imaging/types.js'
-import { type ModelInput, planSession, type ModelOptions } from './model.js'
+import type { Quality } from '../options.js'
+import { type ModelInput, type ModelOptions, planSession, type SessionPlan } from './model.js'
 import { type ModelThread, startModelThread } from './model-thread.js'
+import { inputSizeFor, profileInput, profileMask } from './pipeline.js'
 import { toSourceMask } from './postprocess.js'
 import { type InputSize, toInputTensor } from './preprocess.js'
+import { BUILTIN_PROFILE } from './profiles.js'
 
 export type { InputSize } from './preprocess.js'
 export type { ModelInput } from './model.js'
@@ -24,6 +27,11 @@ export interface Segmenter {
   segment(image: RgbImage, size?: InputSize): Promise<Mask>
   /** Frees the native session. */
   close(): Promise<void>
+  /**
+   * The segmenter of a quality level when levels run different models (per-level.ts); absent
+   * when one model serves every level.
+   */
+  forLevel?(quality: Quality): Segmenter
 }
 
 /**
@@ -32,7 +40,7 @@ export interface Segmenter {
  * 2-thread session (bench/throughput.ts measured both: +9 % images per minute for +60 % memory;
  * docs/quality.md "Throughput").
  */
-async function startPool(plan: Awaited<ReturnType<typeof planSession>>, sessions: number) {
+async function startPool(plan: SessionPlan, sessions: number) {
   const threads: ModelThread[] = []
   try {
     for (let i = 0; i < sessions; i++) threads.push(await startModelThread(plan))
@@ -66,21 +74,38 @@ export async function createSegmenter({
   sessions = 1,
   ...options
 }: ModelOptions & { sessions?: number } = {}): Promise<Segmenter> {
-  const plan = await planSession(options)
+  return segmenterFor(await planSession(options), sessions)
+}
+
+/** The input a run uses: the level's size on a model that takes any, else the model's own rule. */
+function runSize(plan: SessionPlan, image: RgbImage, size?: InputSize): InputSize {
+  if (plan.input.kind === 'any' && size) return size
+  if (plan.input.kind === 'image' && plan.profile.size.kind === 'short-side')
+    return inputSizeFor(plan.profile.size, image.width, image.height)
+  return plan.input.native
+}
+
+/** Starts the sessions of a planned model (planSession) and wraps them as a Segmenter. */
+export async function segmenterFor(plan: SessionPlan, sessions = 1): Promise<Segmenter> {
   const model = await startPool(plan, sessions)
+  // The built-in ISNet keeps the reference package's own pre- and post-processing, bit for bit.
+  const builtin = plan.profile.name === BUILTIN_PROFILE
   return {
     version: plan.version,
     input: plan.input,
     async segment(image, size) {
-      const input = plan.input.kind === 'static' || !size ? plan.input.native : size
+      const input = runSize(plan, image, size)
+      const tensor = builtin ? toInputTensor(image, input) : profileInput(plan.profile, image, input)
       let output: Float32Array
       try {
         // Only the main output comes back: asking for all 12 of ISNet's costs ~300 MB more.
-        output = await model.run(toInputTensor(image, input), [1, 3, input.height, input.width])
+        output = await model.run(tensor, [1, 3, input.height, input.width])
       } catch (err) {
         throw new Error(`Inference failed for model ${plan.version}`, { cause: err })
       }
-      const data = toSourceMask(output, input, image.width, image.height)
+      const data = builtin
+        ? toSourceMask(output, input, image.width, image.height)
+        : profileMask(plan.profile, output, input, image.width, image.height)
       return { data, width: image.width, height: image.height }
     },
     close: () => model.close(),

