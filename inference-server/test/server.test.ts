@@ -510,7 +510,7 @@ describe('HTTP server behaviour with a stub segmenter', () => {
   })
 
   it('refuses a body over the limit with 413', async () => {
-    const app = createApp({ signingKey: KEY, model: { current: stubSegmenter() }, maxBodyBytes: 1000 })
+    const app = createApp({ signingKey: KEY, model: { current: stubSegmenter() }, bodyLimits: { image: 1000 } })
     const res = await postParts(app, KEY, INSPECT, [imagePart(await fixture('small.webp'))])
     expect(res.status).toBe(413)
     expect(await res.json()).toMatchObject({ code: 'image_too_large' })
