@@ -257,7 +257,7 @@ describe('POST /v1/revise', () => {
       'Too small: expected number to be >0 for strokes.0.size',
     )
     expect(await refused({ ...ok, width: 10_000, height: 10_000 })).toBe('Expected at most 25000000 pixels')
-    expect(await refused({ ...ok, brush: 'round' })).toBe('Unknown option brush: options are strict')
+    expect(await refused({ ...ok, brush: 'round' })).toBe('Unknown field brush: options are strict')
     expect(await refused(ok, null)).toBe('Expected a part named mask')
     // Checked from the options alone: 10,000 points under an image-wide brush would block for seconds.
     const dense = Array.from({ length: 10_000 }, (_, k) => [0.5 + 0.3 * Math.sin(k / 50), 0.5])

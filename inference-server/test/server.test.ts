@@ -380,7 +380,7 @@ describe('HTTP server behaviour with a stub segmenter', () => {
       expect(body).toMatchObject({ code: 'invalid_input', retryable: false })
       return body.message
     }
-    expect(await refused({ ...MASK_OPTIONS, format: 'png' })).toBe('Unknown option format: options are strict')
+    expect(await refused({ ...MASK_OPTIONS, format: 'png' })).toBe('Unknown field format: options are strict')
     expect(await refused({ ...MASK_OPTIONS, alpha: { mode: 'binary', threshold: 1.5, feather: 0 } })).toBe(
       'Too big: expected number to be <=1 for alpha.threshold',
     )
