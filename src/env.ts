@@ -27,6 +27,8 @@ declare global {
       INFERENCE_DEADLINE_MAX_MS?: string
       /** How long a `sourceUrl` fetch may take (ms); unset means `SOURCE_FETCH_TIMEOUT_MS` (src/contract/limits.ts). */
       SOURCE_FETCH_TIMEOUT_MS?: string
+      /** Length of a request-rate window (s); unset means a minute. Tests shorten it (docs/decisions.md). */
+      RATE_LIMIT_WINDOW_SECONDS?: string
     }
   }
 }
