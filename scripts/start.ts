@@ -81,7 +81,7 @@ const log = (message: string) => process.stdout.write(`[start] ${message}\n`)
 const edgePort = portFromEnv('PORT', 8787)
 const inferencePort = portFromEnv('INFERENCE_PORT', 7071)
 const dnsResolverUrl = urlFromEnv('DNS_RESOLVER_URL')
-/** Worker settings passed on as `--var`s when set (faults tests and benchmarks shorten them). */
+/** Worker settings passed on as `--var`s when set (tests and benchmarks shorten them: deadlines, rate windows). */
 const WORKER_TUNING = [
   'INFERENCE_READY_TIMEOUT_MS',
   'INFERENCE_DEADLINE_BASE_MS',
@@ -90,6 +90,7 @@ const WORKER_TUNING = [
   'INFERENCE_MAX_ATTEMPTS',
   'INFERENCE_RETRY_BASE_MS',
   'INFERENCE_RETRY_AFTER_MS',
+  'RATE_LIMIT_WINDOW_SECONDS',
 ] as const
 const workerTuning = WORKER_TUNING.flatMap((name) => {
   const raw = process.env[name]

@@ -31,6 +31,8 @@ declare global {
       SOURCE_FETCH_TIMEOUT_MS?: string
       /** Milliseconds between SSE keepalive comments (src/durable/event-log.ts); unset means 25 s. */
       SSE_KEEPALIVE_MS?: string
+      /** Length of a request-rate window (s); unset means a minute. Tests shorten it (docs/decisions.md). */
+      RATE_LIMIT_WINDOW_SECONDS?: string
     }
   }
 }

@@ -7,6 +7,7 @@
 import { z } from '@hono/zod-openapi'
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
+import { describeIssue, type SchemaIssue } from './contract/validation'
 import type { AppEnv } from './env'
 import { ERROR_STATUS, ERROR_TITLES, type ErrorCode, errorSlug, RETRYABLE_CODES } from './error-codes'
 
@@ -93,44 +94,29 @@ export function problemResponse(c: Context<AppEnv>, err: ApiError): Response {
   return new Response(JSON.stringify(body), { status: err.status, headers })
 }
 
-/** Maps a zod issue path to the `field` of the problem (`options.alpha.threshold`). */
-export function fieldOf(path: readonly PropertyKey[]): string | undefined {
-  return path.length ? path.map(String).join('.') : undefined
-}
-
-type ZodIssueLike = {
-  code: string
-  path: readonly PropertyKey[]
-  message: string
-  keys?: string[]
-}
-
 /**
  * A header named the way it is written (`Idempotency-Key`), whatever its case on the wire: headers
  * reach the validator lower-cased, and a problem's `field` should name one header one way.
  */
 export const headerName = (name: string) => name.replace(/(^|-)([a-z])/g, (_, dash, ch) => dash + ch.toUpperCase())
 
-/** Words a zod issue the way sharp words bad input: what was expected, and where. */
-export function issueToApiError(issue: ZodIssueLike, prefix: PropertyKey[] = [], target?: string): ApiError {
+/**
+ * Words a zod issue as the inference server does (src/contract/validation.ts): what was expected,
+ * and where. A multipart form's unknown key is a part, not a field, and says so.
+ */
+export function issueToApiError(issue: SchemaIssue, prefix: PropertyKey[] = [], target?: string): ApiError {
   const path = target === 'header' ? issue.path.map((p) => headerName(String(p))) : [...prefix, ...issue.path]
-  if (issue.code === 'unrecognized_keys' && issue.keys?.length) {
-    const field = fieldOf([...path, issue.keys[0]])
-    const message =
-      target === 'form'
-        ? `Unknown multipart part ${field}: only the parts this operation lists are accepted`
-        : `Unknown field ${field}: options are strict`
-    return new ApiError('invalid_input', message, { field })
+  const { message, field } = describeIssue(issue, path)
+  if (target === 'form' && issue.code === 'unrecognized_keys' && field) {
+    const detail = `Unknown multipart part ${field}: only the parts this operation lists are accepted`
+    return new ApiError('invalid_input', detail, { field })
   }
-  const field = fieldOf(path)
-  return new ApiError('invalid_input', field ? `${issue.message} for ${field}` : issue.message, {
-    field,
-  })
+  return new ApiError('invalid_input', message, { field })
 }
 
 /** The `defaultHook` of every OpenAPIHono router: the first zod issue becomes a 400 problem. */
 export function validationHook(
-  result: { success: boolean; error?: { issues: ZodIssueLike[] }; target?: string },
+  result: { success: boolean; error?: { issues: SchemaIssue[] }; target?: string },
   c: Context<AppEnv>,
 ) {
   // zod-openapi lets a url-encoded body through wherever multipart is declared; only multipart is.

@@ -8,6 +8,7 @@
  * very calls that timed out wait behind it (found by `npm run bench:faults`).
  */
 import { InferenceError } from './errors.js'
+import { BRIEF_RETRY_AFTER_S } from './http.js'
 
 export interface LimiterStats {
   running: number
@@ -66,7 +67,7 @@ export class Limiter {
         throw new InferenceError(
           'processor_unavailable',
           `Inference is saturated: ${this.#running} running, ${this.#waiting.length} queued`,
-          { retryAfter: 1 },
+          { retryAfter: BRIEF_RETRY_AFTER_S },
         )
       }
       // The slot is handed over by release(), so #running never drops below the cap in between.

@@ -4,6 +4,7 @@
  */
 import type { z } from 'zod'
 import { type RemoveRequest, RemoveRequestSchema } from '../../src/contract/options.js'
+import { describeIssue } from '../../src/contract/validation.js'
 import { InferenceError } from './errors.js'
 
 export { OUTPUTS, QUALITIES } from '../../src/contract/options.js'
@@ -11,13 +12,6 @@ export type { OutputKind, Quality } from '../../src/contract/options.js'
 
 /** What `/v1/remove` runs with. */
 export type RemoveOptions = RemoveRequest
-
-/** Words the first issue like the edge does: what was expected, and where. */
-function describeIssue(issue: z.core.$ZodIssue): string {
-  const where = issue.path.length ? ` for ${issue.path.map(String).join('.')}` : ''
-  if (issue.code === 'unrecognized_keys') return `Unknown option ${issue.keys.join(', ')}: options are strict`
-  return `${issue.message}${where}`
-}
 
 /**
  * Parses a JSON options part with `schema`.
@@ -33,7 +27,8 @@ export function parseOptions<T extends z.ZodType>(schema: T, bytes: Uint8Array |
     throw new InferenceError('invalid_input', 'Expected the options part to be JSON')
   }
   const parsed = schema.safeParse(value)
-  if (!parsed.success) throw new InferenceError('invalid_input', describeIssue(parsed.error.issues[0]))
+  // Worded as the edge words it (src/contract/validation.ts).
+  if (!parsed.success) throw new InferenceError('invalid_input', describeIssue(parsed.error.issues[0]).message)
   return parsed.data
 }
 

@@ -1,33 +1,33 @@
 /**
- * The HTTP surface (docs/inference-protocol.md): health, `/v1/inspect` and `/v1/remove` here; each
- * other capability registers its own routes from its directory (`registerRevise`,
- * `registerExport`, `registerCatalog`, `registerTryOn`) with a `RouteContext`. `createApp` takes every dependency, so tests build it
- * with a stub or a real segmenter and `startServer` binds it to a port.
+ * The app: health here; every capability registers its own routes from its directory (removal/,
+ * editing/, render/, refinement/, catalog/, tryon/) with the `RouteContext` of http.ts.
+ * `createApp` takes every dependency, so tests build it with a stub or a real segmenter, and
+ * `startServer` binds it to a port.
  */
 import type { AddressInfo } from 'node:net'
 import { serve, type ServerType } from '@hono/node-server'
-import { Hono, type Context, type MiddlewareHandler } from 'hono'
-import { bodyLimit } from 'hono/body-limit'
-import { MAX_IMAGE_BYTES } from '../../src/contract/limits.js'
+import { Hono, type Context } from 'hono'
 import { createVerifier, type Verifier } from './auth.js'
 import { InferenceError, toInferenceError } from './errors.js'
+import {
+  BODY_LIMITS,
+  BRIEF_RETRY_AFTER_S,
+  type BodyLimits,
+  bodyLimiter,
+  type RouteContext,
+  type Routes,
+  type SignedRequest,
+} from './http.js'
 import { Limiter } from './limiter.js'
-import { parseRemoveOptions } from './options.js'
-import { registerExport } from './render/route.js'
-import { type CatalogGenerator, registerCatalog } from './catalog/route.js'
+import { type CatalogGenerator, catalogRoutes } from './catalog/route.js'
 import { createCpuGenerator } from './catalog/cpu.js'
-import { registerRevise } from './editing/route.js'
-import { registerRefineRoute } from './refinement/route.js'
+import { reviseRoutes } from './editing/route.js'
+import { refineRoutes } from './refinement/route.js'
+import { removalRoutes } from './removal/route.js'
+import { exportRoutes } from './render/route.js'
 import { createCpuTryOn } from './tryon/cpu.js'
-import { registerTryOn, type TryOnModel } from './tryon/index.js'
-import { inspectImage, removeBackground } from './remove.js'
-import { requirePart, streamJob } from './stream.js'
+import { type TryOnModel, tryOnRoutes } from './tryon/index.js'
 import type { Segmenter } from './segmentation/index.js'
-
-/** One image at the upload limit (SPEC.md §8) plus its options. */
-export const MAX_BODY_BYTES = MAX_IMAGE_BYTES + 1024 * 1024
-/** Editing routes carry an image at the upload limit and a mask PNG (at most as large), plus options. */
-export const MAX_EDIT_BODY_BYTES = 2 * MAX_IMAGE_BYTES + 1024 * 1024
 
 /** Holds the model once it has loaded; routes answer 503 `processor_unavailable` until then. */
 export interface SegmenterSlot {
@@ -40,22 +40,12 @@ export interface AppOptions {
   model: SegmenterSlot
   limiter?: Limiter
   verifier?: Verifier
-  maxBodyBytes?: number
-  /** The body limit of the editing routes (`MAX_EDIT_BODY_BYTES`). */
-  maxEditBodyBytes?: number
+  /** Overrides of http.ts `BODY_LIMITS` (tests: a small limit without a large body). */
+  bodyLimits?: Partial<BodyLimits>
   /** Serves `/v1/catalog` (catalog/): the CPU generator unless configured otherwise. */
   catalog?: CatalogGenerator
   /** Serves `/v1/try-on` (tryon/): the CPU model unless configured otherwise. */
   tryOn?: TryOnModel
-}
-
-/** What a capability's routes get from the app (one `register…(app, routes)` per capability). */
-export interface RouteContext {
-  /** Verifies the token, requires the model, reads the body and checks its parts' hashes. */
-  signed(c: Context): Promise<{ parts: Map<string, Uint8Array>; segmenter: Segmenter }>
-  limiter: Limiter
-  /** The body limit of routes that carry an image and a mask. */
-  editBodyLimit: MiddlewareHandler
 }
 
 const errorResponse = (c: Context, err: InferenceError): Response => {
@@ -91,7 +81,7 @@ async function drainBody(c: Context, limit: number): Promise<void> {
 
 /**
  * Builds the app. Per signed request: verify the token (before reading the body), require the
- * model, read the body (≤ 50 MB), check its hash, then run under the limiter.
+ * model, read the body (within its route's limit), check its hash, then run under the limiter.
  * @example const app = createApp({ signingKey, model: { current: await createSegmenter() } });
  */
 export function createApp({
@@ -99,18 +89,18 @@ export function createApp({
   model,
   limiter = new Limiter(),
   verifier = createVerifier(signingKey),
-  maxBodyBytes = MAX_BODY_BYTES,
-  maxEditBodyBytes = MAX_EDIT_BODY_BYTES,
+  bodyLimits,
   catalog = createCpuGenerator(),
   tryOn = createCpuTryOn(),
 }: AppOptions): Hono {
   if (!signingKey) throw new Error('Expected a non-empty signing key')
+  const limits: BodyLimits = { ...BODY_LIMITS, ...bodyLimits }
   const app = new Hono()
 
   app.onError(async (err, c) => {
     const error = toInferenceError(err)
     if (error.status === 500) console.error(err)
-    await drainBody(c, maxBodyBytes)
+    await drainBody(c, limits.image)
     return errorResponse(c, error)
   })
   app.notFound((c) =>
@@ -132,54 +122,37 @@ export function createApp({
     // Saturated: the next request would be refused. 503 + Retry-After like that refusal; the edge
     // reads `status: "saturated"` as "busy, keep the job queued" rather than "unavailable".
     if (limiter.saturated) {
-      c.header('Retry-After', '1')
+      c.header('Retry-After', String(BRIEF_RETRY_AFTER_S))
       return c.json({ status: 'saturated', ...body }, 503)
     }
     return c.json({ status: 'ready', ...body })
   })
 
   /** Signed routes: the token first, so an unsigned 50 MB body is never read. */
-  const signed = async (c: Context): Promise<{ parts: Map<string, Uint8Array>; segmenter: Segmenter }> => {
+  const signed = async (c: Context): Promise<SignedRequest> => {
     const url = new URL(c.req.url)
     const claims = await verifier.verifyHeader(c.req.header('authorization'), c.req.method, url.pathname + url.search)
     const segmenter = model.current
-    if (!segmenter) throw new InferenceError('processor_unavailable', 'The model is still loading', { retryAfter: 1 })
+    if (!segmenter) {
+      throw new InferenceError('processor_unavailable', 'The model is still loading', {
+        retryAfter: BRIEF_RETRY_AFTER_S,
+      })
+    }
     const parts = verifier.verifyBody(claims, new Uint8Array(await c.req.arrayBuffer()))
     return { parts, segmenter }
   }
+  const ctx: RouteContext = { signed, limiter, bodyLimit: bodyLimiter(limits) }
 
-  const limitTo = (maxSize: number) =>
-    bodyLimit({
-      maxSize,
-      onError: () => {
-        throw new InferenceError('image_too_large', `Expected a body of at most ${maxSize} bytes`)
-      },
-    })
-  const limitBody = limitTo(maxBodyBytes)
-
-  app.post('/v1/inspect', limitBody, async (c) => {
-    const { parts } = await signed(c)
-    return c.json(await limiter.run(() => inspectImage(requirePart(parts, 'image')), c.req.raw.signal))
-  })
-
-  app.post('/v1/remove', limitBody, async (c) => {
-    const { parts, segmenter } = await signed(c)
-    // Options are checked after the signature: an unsigned caller learns nothing about them.
-    const options = parseRemoveOptions(parts.get('options'))
-    const image = requirePart(parts, 'image')
-    return streamJob(c, limiter, (segmenter.forLevel?.(options.quality) ?? segmenter).version, async (out) => {
-      const result = await removeBackground(segmenter, image, options, out.stage, out.signal)
-      out.output({ name: 'result', contentType: 'image/png', width: result.width, height: result.height }, result.png)
-      return { warnings: result.warnings, timings: { ...result.timings } }
-    })
-  })
-
-  const routes: RouteContext = { signed, limiter, editBodyLimit: limitTo(maxEditBodyBytes) }
-  registerRevise(app, routes)
-  registerExport(app, routes)
-  registerRefineRoute(app, { signed, limiter })
-  registerCatalog(app, routes, catalog)
-  registerTryOn(app, routes, tryOn)
+  // One registration per capability, each in its own directory.
+  const capabilities: Routes[] = [
+    removalRoutes,
+    reviseRoutes,
+    exportRoutes,
+    refineRoutes,
+    catalogRoutes(catalog),
+    tryOnRoutes(tryOn),
+  ]
+  for (const register of capabilities) register(app, ctx)
 
   return app
 }

@@ -35,7 +35,10 @@ describe('parseRemoveOptions', () => {
       { ...base, alpha: { mode: 'binary', feather: 0 } },
       'Invalid input: expected number, received undefined for alpha.threshold',
     ],
-    [{ ...base, alpha: { mode: 'raw', threshold: 0.5, feather: 0 } }, 'Unknown option threshold: options are strict'],
+    [
+      { ...base, alpha: { mode: 'raw', threshold: 0.5, feather: 0 } },
+      'Unknown field alpha.threshold: options are strict',
+    ],
     [{ ...base, alpha: { mode: 'raw', feather: 5 } }, 'Too big: expected number to be <=4 for alpha.feather'],
     [{ ...base, alpha: { mode: 'raw', feather: -1 } }, 'Too small: expected number to be >=0 for alpha.feather'],
     [
@@ -43,8 +46,8 @@ describe('parseRemoveOptions', () => {
       "Invalid discriminator value. Expected 'raw' | 'binary' for alpha.mode",
     ],
     [{ ...base, output: 'png' }, 'Invalid option: expected one of "mask"|"cutout" for output'],
-    [{ ...base, format: 'png' }, 'Unknown option format: options are strict'],
-    [{ ...base, format: 'png', size: 'full' }, 'Unknown option format, size: options are strict'],
+    [{ ...base, format: 'png' }, 'Unknown field format: options are strict'],
+    [{ ...base, format: 'png', size: 'full' }, 'Unknown field format: options are strict'],
     [{ quality: 'fast', output: 'mask' }, 'Invalid input: expected object, received undefined for alpha'],
     [[base], 'Invalid input: expected object, received array'],
     ['quality=fast&alpha=raw&feather=0&output=mask', 'Expected the options part to be JSON'],

@@ -228,12 +228,12 @@ describe('POST /v1/revise', () => {
   })
 
   it("takes a body over /v1/remove's limit, up to its own", async () => {
-    const small = createApp({ signingKey: KEY, model: { current: stubSegmenter }, maxBodyBytes: 1000 })
+    const small = createApp({ signingKey: KEY, model: { current: stubSegmenter }, bodyLimits: { image: 1000 } })
     const base = await flat(256, 256, 0)
     const parts = [optionsPart({ width: 256, height: 256, strokes: [] }), imagePart(base, 'mask')]
     const padded = [...parts, { name: 'padding', type: 'application/octet-stream', body: new Uint8Array(2000) }]
     expect((await postJob(small, KEY, REVISE, padded)).outputs).toHaveLength(1)
-    const tight = createApp({ signingKey: KEY, model: { current: stubSegmenter }, maxEditBodyBytes: 1000 })
+    const tight = createApp({ signingKey: KEY, model: { current: stubSegmenter }, bodyLimits: { twoImages: 1000 } })
     const refused = await postParts(tight, KEY, REVISE, padded)
     expect(refused.status).toBe(413)
     expect(await refused.json()).toMatchObject({ code: 'image_too_large' })
@@ -257,7 +257,7 @@ describe('POST /v1/revise', () => {
       'Too small: expected number to be >0 for strokes.0.size',
     )
     expect(await refused({ ...ok, width: 10_000, height: 10_000 })).toBe('Expected at most 25000000 pixels')
-    expect(await refused({ ...ok, brush: 'round' })).toBe('Unknown option brush: options are strict')
+    expect(await refused({ ...ok, brush: 'round' })).toBe('Unknown field brush: options are strict')
     expect(await refused(ok, null)).toBe('Expected a part named mask')
     // Checked from the options alone: 10,000 points under an image-wide brush would block for seconds.
     const dense = Array.from({ length: 10_000 }, (_, k) => [0.5 + 0.3 * Math.sin(k / 50), 0.5])

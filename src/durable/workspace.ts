@@ -45,10 +45,10 @@ export class Workspace extends DurableObject<Env> {
     await this.#grantFree()
   }
 
-  /** Counts one request against the workspace's per-minute limit (its own, or `defaultLimit`). */
-  async hit(workspaceId: string, defaultLimit: number): Promise<WindowResult> {
+  /** Counts one request against the workspace's limit per window (its own, or `defaultLimit`). */
+  async hit(workspaceId: string, defaultLimit: number, windowSeconds = 60): Promise<WindowResult> {
     const limit = (await this.#limitOverride(workspaceId)) ?? defaultLimit
-    const { window, result } = takeFromWindow(this.#window, limit, 60)
+    const { window, result } = takeFromWindow(this.#window, limit, windowSeconds)
     this.#window = window
     return result
   }

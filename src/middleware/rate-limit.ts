@@ -1,7 +1,8 @@
 /**
  * @module
  * Request-rate limits (DESIGN.md §3): per workspace (120/min by default, or the workspace's own),
- * and per device and per client IP for callers without a credential (30/min). Every response
+ * and per device and per client IP for callers without a credential (30/min), counted in fixed
+ * windows of a minute (`RATE_LIMIT_WINDOW_SECONDS` shortens them for tests). Every response
  * carries `RateLimit-Policy` and `RateLimit` (IETF draft syntax); past the limit the answer is 429
  * `rate_limit_exceeded` with `Retry-After`. The service documents are outside these rules (SPEC.md
  * §4 exempts the health and contract documents from part 7): a load balancer probing
@@ -18,7 +19,8 @@ import { authenticate, clientIp } from './auth'
 
 const DEFAULT_WORKSPACE_LIMIT = 120
 const DEFAULT_ANONYMOUS_LIMIT = 30
-const WINDOW_SECONDS = 60
+/** A minute: the limits are "per minute" (SPEC.md, DESIGN.md §3). */
+const DEFAULT_WINDOW_SECONDS = 60
 /** The service documents (SPEC.md §4): neither counted nor answered with RateLimit headers. */
 export const UNLIMITED_PATHS: ReadonlySet<string> = new Set(['/health/live', '/health/ready', '/openapi.json'])
 
@@ -27,15 +29,21 @@ const numberOr = (value: string | undefined, fallback: number) => {
   return Number.isInteger(n) && n > 0 ? n : fallback
 }
 
+/** The window's length: a minute, unless `RATE_LIMIT_WINDOW_SECONDS` says otherwise (tests). */
+const windowSeconds = (env: AppEnv['Bindings']) => numberOr(env.RATE_LIMIT_WINDOW_SECONDS, DEFAULT_WINDOW_SECONDS)
+
+/** "per minute", or the window's length when a test shortened it. */
+const per = (seconds: number) => (seconds === 60 ? 'per minute' : `per ${seconds} s`)
+
 /** The caller's window: its workspace when it presents a valid credential, else device and IP. */
-async function hitWindow(c: Context<AppEnv>): Promise<WindowResult> {
+async function hitWindow(c: Context<AppEnv>, seconds: number): Promise<WindowResult> {
   const env = c.env
   if (c.req.header('authorization')) {
     // A bad credential is refused by the route with 401; it is counted against the address here.
     const auth = await authenticate(c).catch(() => null)
     if (auth) {
       const stub = env.WORKSPACE.get(env.WORKSPACE.idFromName(auth.workspaceId))
-      return stub.hit(auth.workspaceId, numberOr(env.RATE_LIMIT_PER_MINUTE, DEFAULT_WORKSPACE_LIMIT))
+      return stub.hit(auth.workspaceId, numberOr(env.RATE_LIMIT_PER_MINUTE, DEFAULT_WORKSPACE_LIMIT), seconds)
     }
   }
   const limit = numberOr(env.RATE_LIMIT_ANONYMOUS_PER_MINUTE, DEFAULT_ANONYMOUS_LIMIT)
@@ -46,7 +54,7 @@ async function hitWindow(c: Context<AppEnv>): Promise<WindowResult> {
     if (!device.fresh) subjects.push(`device:${device.id}`)
   }
   const results = await Promise.all(
-    subjects.map((s) => env.ANONYMOUS_CLIENT.get(env.ANONYMOUS_CLIENT.idFromName(s)).hit(limit, WINDOW_SECONDS)),
+    subjects.map((s) => env.ANONYMOUS_CLIENT.get(env.ANONYMOUS_CLIENT.idFromName(s)).hit(limit, seconds)),
   )
   return results.reduce((a, b) => ({
     allowed: a.allowed && b.allowed,
@@ -56,29 +64,30 @@ async function hitWindow(c: Context<AppEnv>): Promise<WindowResult> {
   }))
 }
 
-function setHeaders(headers: Headers, r: WindowResult) {
-  headers.set('RateLimit-Policy', `"default";q=${r.limit};w=${WINDOW_SECONDS}`)
+function setHeaders(headers: Headers, r: WindowResult, seconds: number) {
+  headers.set('RateLimit-Policy', `"default";q=${r.limit};w=${seconds}`)
   headers.set('RateLimit', `"default";r=${r.remaining};t=${r.reset}`)
 }
 
 export const rateLimit = () =>
   createMiddleware<AppEnv>(async function rateLimit(c, next) {
     if (UNLIMITED_PATHS.has(c.req.path)) return next()
-    const result = await hitWindow(c)
+    const seconds = windowSeconds(c.env)
+    const result = await hitWindow(c, seconds)
     if (!result.allowed) {
       const res = problemResponse(
         c,
         new ApiError(
           'rate_limit_exceeded',
-          `Expected at most ${result.limit} requests per minute; retry after ${result.reset} s`,
+          `Expected at most ${result.limit} requests ${per(seconds)}; retry after ${result.reset} s`,
           {
             retryAfter: result.reset,
           },
         ),
       )
-      setHeaders(res.headers, result)
+      setHeaders(res.headers, result, seconds)
       return res
     }
     await next()
-    setHeaders(c.res.headers, result)
+    setHeaders(c.res.headers, result, seconds)
   })

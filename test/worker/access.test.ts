@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { env } from 'cloudflare:test'
 import { PUBLIC_ROUTES, ROUTE_ACCESS, SPECIAL_ROUTES, type RouteAccess, type RouteKey } from '../../src/services/access'
 import { SCOPES, type Scope } from '../../src/services/auth'
-import { api, expectProblem, seedWorkspace, startOfRateWindow } from './helpers'
+import { api, burstUntilLimited, expectProblem, seedWorkspace, waitOutRetryAfter } from './helpers'
 
 type Doc = { paths: Record<string, Record<string, unknown>> }
 
@@ -15,15 +15,19 @@ async function routes(): Promise<string[]> {
   return Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
 }
 
+/** Calls `route`; without a key from an address of its own, so the walk spends no shared window. */
 function call(route: string, key?: string) {
   const [method, template] = route.split(' ')
   const path = template.replace('{userCode}', 'BCDF-GHJK').replace(/\{[^}]+\}/g, () => crypto.randomUUID())
   const withBody = method === 'POST' || method === 'PUT'
+  const address: Record<string, string> = key
+    ? {}
+    : { 'cf-connecting-ip': `2001:db8::${Math.floor(Math.random() * 0xffff).toString(16)}` }
   return api(path, {
     method,
     key,
     ...(withBody ? { json: {} } : {}),
-    headers: { 'idempotency-key': crypto.randomUUID() },
+    headers: { 'idempotency-key': crypto.randomUUID(), ...address },
   })
 }
 
@@ -74,40 +78,51 @@ describe('route access', () => {
 })
 
 describe('rate limits', () => {
-  it('a workspace past its limit gets 429 with Retry-After; headers count down', async () => {
+  /** The window the test config sets (vitest.worker.config.mts); production's is a minute. */
+  const windowSeconds = Number(env.RATE_LIMIT_WINDOW_SECONDS)
+  const remainingOf = (res: Response) => res.headers.get('ratelimit')?.match(/r=(\d+)/)?.[1]
+
+  it('a workspace past its limit gets 429 with Retry-After; headers count down; the next window serves again', async () => {
     const { key, workspaceId } = await seedWorkspace()
     await env.DB.prepare('UPDATE workspaces SET rate_limit_per_minute = 5 WHERE id = ?').bind(workspaceId).run()
-    await startOfRateWindow()
-    const remaining: string[] = []
-    for (let i = 0; i < 5; i++) {
-      const res = await api('/v1/usage', { key })
-      expect(res.status).toBe(200)
-      expect(res.headers.get('ratelimit-policy')).toBe('"default";q=5;w=60')
-      remaining.push(res.headers.get('ratelimit')!.match(/r=(\d+)/)![1])
-    }
-    expect(remaining).toEqual(['4', '3', '2', '1', '0'])
-    const limited = await api('/v1/usage', { key })
-    const body = await expectProblem(limited, 429, 'rate_limit_exceeded')
+    const usage = () => api('/v1/usage', { key })
+    const { refused, served } = await burstUntilLimited(usage, 50)
+    expect(served.map((res) => res.status)).toEqual([200, 200, 200, 200, 200])
+    expect(served.map(remainingOf)).toEqual(['4', '3', '2', '1', '0'])
+    for (const res of served) expect(res.headers.get('ratelimit-policy')).toBe(`"default";q=5;w=${windowSeconds}`)
+    const body = await expectProblem(refused, 429, 'rate_limit_exceeded')
     expect(body.retryable).toBe(true)
-    const retryAfter = Number(limited.headers.get('retry-after'))
+    const retryAfter = Number(refused.headers.get('retry-after'))
     expect(retryAfter).toBeGreaterThan(0)
-    expect(retryAfter).toBeLessThanOrEqual(60)
+    expect(retryAfter).toBeLessThanOrEqual(windowSeconds)
+    expect(body.detail).toBe(`Expected at most 5 requests per ${windowSeconds} s; retry after ${retryAfter} s`)
+    expect(refused.headers.get('ratelimit')).toBe(`"default";r=0;t=${retryAfter}`)
     // Another workspace is not affected.
     expect((await api('/v1/usage', { key: (await seedWorkspace()).key })).status).toBe(200)
+    // After the Retry-After the window has reset: the whole limit again.
+    await waitOutRetryAfter(refused)
+    const next = await usage()
+    expect(next.status).toBe(200)
+    expect(remainingOf(next)).toBe('4')
   })
 
-  it('an anonymous burst past the per-IP limit gets 429', async () => {
+  it('an anonymous burst past the per-IP limit gets 429, and the address is served again after Retry-After', async () => {
     const ip = `192.0.2.${1 + Math.floor(Math.random() * 250)}`
-    await startOfRateWindow()
-    const statuses: number[] = []
-    for (let i = 0; i < 61; i++) statuses.push((await api('/v1/usage', { headers: { 'cf-connecting-ip': ip } })).status)
-    expect(statuses.slice(0, 60).every((s) => s === 200)).toBe(true)
-    await expectProblem(await api('/v1/usage', { headers: { 'cf-connecting-ip': ip } }), 429, 'rate_limit_exceeded')
+    const usage = () => api('/v1/usage', { headers: { 'cf-connecting-ip': ip } })
+    const limit = Number(env.RATE_LIMIT_ANONYMOUS_PER_MINUTE)
+    const { refused, served } = await burstUntilLimited(usage, 5 * limit)
+    expect(served).toHaveLength(limit)
+    expect(served.every((res) => res.status === 200)).toBe(true)
+    await expectProblem(refused, 429, 'rate_limit_exceeded')
+    await waitOutRetryAfter(refused)
+    const next = await usage()
+    expect(next.status).toBe(200)
+    expect(remainingOf(next)).toBe(String(limit - 1))
   })
 
   it('health probes and the contract are never limited and do not count against the address', async () => {
+    // A fresh address: its first counted request opens its window, whenever the probes end.
     const ip = `198.51.100.${1 + Math.floor(Math.random() * 250)}`
-    await startOfRateWindow()
     for (let i = 0; i < 100; i++) {
       const path = ['/health/live', '/health/ready', '/openapi.json'][i % 3]
       const res = await api(path, { headers: { 'cf-connecting-ip': ip } })

@@ -106,6 +106,9 @@ export function api(path: string, init: ApiInit = {}): Promise<Response> {
     .then((res) => assertRateLimitHeaders(res, path))
 }
 
+/** `RateLimit-Policy` with the window the test config sets (vitest.worker.config.mts; production's is 60 s). */
+const RATE_POLICY = new RegExp(`^"default";q=\\d+;w=${Number(env.RATE_LIMIT_WINDOW_SECONDS)}$`)
+
 /**
  * SPEC.md §7: every response carries RateLimit and RateLimit-Policy; every test call checks it.
  * The service documents (§4: health and contract) are outside §7 and carry neither.
@@ -117,7 +120,7 @@ function assertRateLimitHeaders(res: Response, path: string): Response {
     if (policy || limit) throw new Error(`${path} is a service document but carries RateLimit headers`)
     return res
   }
-  if (!policy?.match(/^"default";q=\d+;w=60$/) || !limit?.match(/^"default";r=\d+;t=\d+$/)) {
+  if (!policy?.match(RATE_POLICY) || !limit?.match(/^"default";r=\d+;t=\d+$/)) {
     throw new Error(`response ${res.status} lacks RateLimit headers: ${policy} / ${limit}`)
   }
   return res
@@ -299,12 +302,32 @@ export async function settled(res: Response, auth: ApiInit, timeoutMs = modelBud
   return (await view.json()) as JobView
 }
 
+/** Waits out a 429's `Retry-After` (whole seconds): the caller's next request opens a new window. */
+export async function waitOutRetryAfter(refused: Response): Promise<void> {
+  const seconds = Number(refused.headers.get('retry-after'))
+  if (!(seconds > 0)) throw new Error(`Expected a Retry-After on the ${refused.status} but received ${seconds}`)
+  await sleep(seconds * 1000)
+}
+
 /**
- * Rate limits count in fixed windows that start on the minute. A test that counts requests
- * against one window starts it with `needMs` of the window left, so a slow machine cannot spread
- * its requests over two windows.
+ * Sends until the rate limit refuses (`max` at most); returns the 429 and the answers of its
+ * window before it. Rate limits count in fixed windows (`RATE_LIMIT_WINDOW_SECONDS`, seconds in
+ * the test config): a burst that crosses into a new window, which the `RateLimit` header's
+ * remaining count shows by rising, counts again from there, so no test waits for a window to start.
  */
-export async function startOfRateWindow(needMs = 20_000) {
-  const left = 60_000 - (Date.now() % 60_000)
-  if (left < needMs) await sleep(left + 250)
+export async function burstUntilLimited(
+  send: () => Promise<Response>,
+  max = 1000,
+): Promise<{ refused: Response; served: Response[] }> {
+  let served: Response[] = []
+  let last = Number.POSITIVE_INFINITY
+  for (let sent = 0; sent < max; sent++) {
+    const res = await send()
+    if (res.status === 429) return { refused: res, served }
+    const remaining = Number(/r=(\d+)/.exec(res.headers.get('ratelimit') ?? '')?.[1])
+    if (remaining >= last) served = [] // a new window began
+    last = remaining
+    served.push(res)
+  }
+  throw new Error(`Expected a 429 within ${max} requests`)
 }

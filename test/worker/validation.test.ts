@@ -8,18 +8,21 @@ describe('removal options are strict (400 invalid_input)', () => {
   it('rejects an unknown option field', async () => {
     const { key } = await seedWorkspace()
     const res = await removal(key, { uploadId: someUpload, options: { ...RAW_CUTOUT, sharpen: true } })
-    await expectProblem(res, 400, 'invalid_input', 'options.sharpen')
+    const problem = await expectProblem(res, 400, 'invalid_input', 'options.sharpen')
+    // Worded as the inference server words it (src/contract/validation.ts).
+    expect(problem.detail).toBe('Unknown field options.sharpen: options are strict')
   })
 
   it('rejects threshold with raw alpha', async () => {
     const { key } = await seedWorkspace()
     const options = { ...RAW_CUTOUT, alpha: { mode: 'raw', feather: 0, threshold: 0.5 } }
-    await expectProblem(
+    const problem = await expectProblem(
       await removal(key, { uploadId: someUpload, options }),
       400,
       'invalid_input',
       'options.alpha.threshold',
     )
+    expect(problem.detail).toBe('Unknown field options.alpha.threshold: options are strict')
   })
 
   it('requires threshold with binary alpha', async () => {

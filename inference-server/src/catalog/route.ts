@@ -3,22 +3,17 @@
  * (`CatalogRequestSchema`, the shared contract) and `reference-0` … `reference-{n-1}` (front,
  * back, side, detail). Answers a job stream: stages `segmenting` and `rendering` (the remote
  * backend: `rendering`), one output `result` (image/png, width×height) and `done` with warnings
- * and timings. Its body may carry four images at the upload limit, so its limit is its own.
+ * and timings. Its body may carry four images at the upload limit (`BODY_LIMITS.references`).
  */
-import type { Hono } from 'hono'
-import { bodyLimit } from 'hono/body-limit'
-import { CatalogRequestSchema, MAX_REFERENCES, referenceField, referencePart } from '../../../src/contract/catalog.js'
-import { MAX_IMAGE_BYTES } from '../../../src/contract/limits.js'
+import { CatalogRequestSchema, referenceField, referencePart } from '../../../src/contract/catalog.js'
 import { InferenceError } from '../errors.js'
 import { parseOptions } from '../options.js'
-import type { RouteContext } from '../server.js'
+import type { Routes } from '../http.js'
 import { requirePart, streamJob } from '../stream.js'
 import type { CatalogGenerator, CatalogReference } from './generator.js'
 export type { CatalogGenerator }
 import { checkReferences } from './references.js'
 
-/** Four references at the upload limit (SPEC.md §8), plus options. */
-export const MAX_CATALOG_BODY_BYTES = MAX_REFERENCES * MAX_IMAGE_BYTES + 1024 * 1024
 export const CATALOG_RESULT = 'result'
 
 /** The references the options announce, in order; any other part is refused. */
@@ -36,26 +31,22 @@ function referencesOf(parts: Map<string, Uint8Array>, count: number): CatalogRef
   }))
 }
 
-/** Adds `/v1/catalog` to the app, served by `generator`. */
-export function registerCatalog(app: Hono, { signed, limiter }: RouteContext, generator: CatalogGenerator): void {
-  const limit = bodyLimit({
-    maxSize: MAX_CATALOG_BODY_BYTES,
-    onError: () => {
-      throw new InferenceError('image_too_large', `Expected a body of at most ${MAX_CATALOG_BODY_BYTES} bytes`)
-    },
-  })
-  app.post('/v1/catalog', limit, async (c) => {
-    const { parts, segmenter } = await signed(c)
-    const options = parseOptions(CatalogRequestSchema, parts.get('options'))
-    const references = referencesOf(parts, options.references)
-    return streamJob(c, limiter, generator.version(segmenter), async (out) => {
-      await checkReferences(references)
-      const result = await generator.generate(references, options, { segmenter, onStage: out.stage })
-      out.output(
-        { name: CATALOG_RESULT, contentType: 'image/png', width: result.width, height: result.height },
-        result.png,
-      )
-      return { warnings: result.warnings, timings: result.timings }
+/** The routes that add `/v1/catalog` to the app, served by `generator`. */
+export const catalogRoutes =
+  (generator: CatalogGenerator): Routes =>
+  (app, { signed, limiter, bodyLimit }) => {
+    app.post('/v1/catalog', bodyLimit('references'), async (c) => {
+      const { parts, segmenter } = await signed(c)
+      const options = parseOptions(CatalogRequestSchema, parts.get('options'))
+      const references = referencesOf(parts, options.references)
+      return streamJob(c, limiter, generator.version(segmenter), async (out) => {
+        await checkReferences(references)
+        const result = await generator.generate(references, options, { segmenter, onStage: out.stage })
+        out.output(
+          { name: CATALOG_RESULT, contentType: 'image/png', width: result.width, height: result.height },
+          result.png,
+        )
+        return { warnings: result.warnings, timings: result.timings }
+      })
     })
-  })
-}
+  }

@@ -5,14 +5,14 @@
 import type { Hono } from 'hono'
 import { MASK_OUTPUT, ReviseRequestSchema } from '../../../src/contract/editing.js'
 import { parseOptions } from '../options.js'
-import type { RouteContext } from '../server.js'
+import type { RouteContext } from '../http.js'
 import { requirePart, streamJob } from '../stream.js'
 import { reviseMask } from './revise.js'
 import { checkStrokeWork } from './strokes.js'
 
-/** Adds `/v1/revise` to the app. */
-export function registerRevise(app: Hono, { signed, limiter, editBodyLimit }: RouteContext): void {
-  app.post('/v1/revise', editBodyLimit, async (c) => {
+/** Adds `/v1/revise` to the app: a mask and options (the image-and-mask body limit). */
+export function reviseRoutes(app: Hono, { signed, limiter, bodyLimit }: RouteContext): void {
+  app.post('/v1/revise', bodyLimit('twoImages'), async (c) => {
     const { parts, segmenter } = await signed(c)
     const options = parseOptions(ReviseRequestSchema, parts.get('options'))
     checkStrokeWork(options)

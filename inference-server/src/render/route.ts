@@ -6,13 +6,13 @@
 import type { Hono } from 'hono'
 import { ExportRequestSchema, RESULT_OUTPUT } from '../../../src/contract/editing.js'
 import { parseOptions } from '../options.js'
-import type { RouteContext } from '../server.js'
+import type { RouteContext } from '../http.js'
 import { requirePart, streamJob } from '../stream.js'
 import { renderExport } from './export.js'
 
 /** Adds `/v1/export` to the app. */
-export function registerExport(app: Hono, { signed, limiter, editBodyLimit }: RouteContext): void {
-  app.post('/v1/export', editBodyLimit, async (c) => {
+export function exportRoutes(app: Hono, { signed, limiter, bodyLimit }: RouteContext): void {
+  app.post('/v1/export', bodyLimit('twoImages'), async (c) => {
     const { parts, segmenter } = await signed(c)
     const options = parseOptions(ExportRequestSchema, parts.get('options'))
     const image = requirePart(parts, 'image')

@@ -1,13 +1,13 @@
 /**
  * The try-on capability: `createTryOnModel` builds the configured backend (model.ts
- * `TryOnConfig`), `registerTryOn` adds `POST /v1/try-on` to the app.
+ * `TryOnConfig`), `tryOnRoutes` adds `POST /v1/try-on` to the app.
  */
 import { createCpuTryOn } from './cpu.js'
 import type { TryOnConfig, TryOnModel } from './model.js'
 import { createRemoteTryOn } from './remote.js'
 
 export { tryOnConfigFromEnv, type TryOnConfig, type TryOnModel } from './model.js'
-export { registerTryOn } from './route.js'
+export { tryOnRoutes } from './route.js'
 
 /**
  * @example const tryOn = createTryOnModel(tryOnConfigFromEnv(process.env))
