@@ -6,7 +6,7 @@
 import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { MAX_IMAGE_BYTES } from '../../src/lib/image-sniff'
-import { api, expectProblem, RAW_CUTOUT, seedWorkspace, usage } from './helpers'
+import { api, expectProblem, fixtureBytes, RAW_CUTOUT, seedWorkspace, usage } from './helpers'
 
 const MiB = 1024 * 1024
 const BOUNDARY = 'stream-test-boundary'
@@ -134,5 +134,27 @@ describe('streamed multipart bodies', () => {
       }
     }
     await expectNothingLeft(key, workspaceId, before)
+  })
+
+  it('a replay of the same key and image answers the first job and keeps no second copy; another image is 409', async () => {
+    const { key } = await seedWorkspace()
+    const photo = await fixtureBytes('astronaut.png')
+    const send = (bytes: Uint8Array) => {
+      const form = new FormData()
+      form.set('options', JSON.stringify(RAW_CUTOUT))
+      form.set('image', new File([bytes], 'astronaut.png', { type: 'image/png' }))
+      return api('/v1/removals', { method: 'POST', key, body: form, headers: { 'idempotency-key': 'replay' } })
+    }
+    const before = await storedKeys()
+    const first = (await (await send(photo)).json()) as { id: string }
+    const replay = await send(photo)
+    expect(((await replay.json()) as { id: string }).id).toBe(first.id)
+    const other = photo.slice()
+    other[other.length - 1] ^= 0xff
+    await expectProblem(await send(other), 409, 'idempotency_conflict')
+    expect((await storedKeys()).filter((k) => !before.includes(k))).toEqual([`sources/${first.id}`])
+    // One job, one credit (held or, once it ended, used).
+    const { held, used } = (await usage(key)) as { held: number; used: number }
+    expect(held + used).toBe(1)
   })
 })
