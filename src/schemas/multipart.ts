@@ -1,15 +1,13 @@
 /**
  * @module
  * The one rule of every multipart body (docs/decisions.md, Strict multipart): exactly the parts the
- * operation lists. Every multipart schema is made here, strict, so an unlisted part fails
- * validation (`unrecognized_keys`) and `validationHook` answers 400 naming it, before a handler
- * runs: nothing is stored, held or charged. The hook also refuses a url-encoded body on these
- * routes (zod-openapi lets one through wherever multipart is declared): 415.
- *
- * The schemas describe the bodies in /openapi.json; the routes do not parse with them (that would
- * read a 50 MB body whole): `streamedMultipart` serves a route without zod-openapi's form
- * validator, and the handler reads the body as a stream (`readStreamedForm`) with the parts
- * `partsOf` reads from the same schema, so the document and the reader list the same parts.
+ * operation lists. Every multipart schema is made here, a strict object, and describes its body in
+ * /openapi.json. The routes do not validate with it, which would read a 50 MB body whole
+ * (docs/decisions.md, Streamed multipart bodies): `streamedMultipart` serves a route without
+ * zod-openapi's form validator, and its handler reads the body as a stream (`readStreamedForm`)
+ * with the parts `partsOf` reads from the same schema, so the document and the reader list the
+ * same parts. The reader refuses an unlisted part with 400 naming it as soon as its headers
+ * arrive (nothing is held or charged, nothing stays stored), and a url-encoded body with 415.
  */
 import { type OpenAPIHono, type RouteConfig, z } from '@hono/zod-openapi'
 
