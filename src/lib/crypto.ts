@@ -19,6 +19,11 @@ export function toBase64Url(bytes: ArrayBuffer | Uint8Array): string {
   return btoa(bin).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
 }
 
+export function fromBase64Url(text: string): Uint8Array {
+  const bin = atob(text.replaceAll('-', '+').replaceAll('_', '/'))
+  return Uint8Array.from(bin, (c) => c.charCodeAt(0))
+}
+
 export async function sha256Hex(data: string | ArrayBuffer | Uint8Array): Promise<string> {
   const bytes = typeof data === 'string' ? encoder.encode(data) : data
   return toHex(await crypto.subtle.digest('SHA-256', bytes))

@@ -6,12 +6,16 @@
  * owning workspace for 24 hours; `GET /v1/catalog-images` lists the workspace's, newest first.
  */
 import { createRoute } from '@hono/zod-openapi'
+import { referenceField } from '../contract/catalog'
 import { errorResponses, problemContent } from '../errors'
+import { readStreamedForm } from '../lib/multipart-stream'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
 import { CatalogImageListQuery, CatalogImageListSchema, CatalogMultipartSchema } from '../schemas/catalog'
 import { IdParams, json, OptionalIdempotencyHeaders } from '../schemas/common'
+import { documentRoute, partsOf, streamedMultipart } from '../schemas/multipart'
 import { listCatalogImages, makeCatalogImageOnce, readCatalogImage } from '../services/catalog'
+import { HeldPart } from '../services/sources'
 
 const security = [{ Bearer: [] }]
 const tags = ['Catalog images']
@@ -78,9 +82,12 @@ const getOne = createRoute({
   },
 })
 
-export const catalogImages = createRouter()
-  .openapi(create, async (c) => {
-    const form = c.req.valid('form') as Record<string, unknown>
+const router = createRouter()
+documentRoute(router, create)
+
+export const catalogImages = router
+  .openapi(streamedMultipart(create), async (c) => {
+    const form = await readForm(c.req.raw)
     const made = await makeCatalogImageOnce(c.env, c.get('auth'), form, c.req.valid('header')['idempotency-key'])
     return c.body(made.object.body, 201, {
       'content-type': 'image/png',
@@ -104,3 +111,19 @@ export const catalogImages = createRouter()
       'x-generation-seed': String(seed),
     })
   })
+
+const PARTS = partsOf(CatalogMultipartSchema)
+
+/**
+ * The multipart body, read as a stream: text parts as strings, each reference's bytes (held: they
+ * go to the inference server in one signed request), in the order sent.
+ */
+async function readForm(request: Request): Promise<Record<string, unknown>> {
+  const held: HeldPart[] = []
+  const openFile = (_name: string, index: number) => {
+    held[index] = new HeldPart(referenceField(index))
+    return held[index]
+  }
+  const { texts } = await readStreamedForm(request, { ...PARTS, openFile })
+  return { ...texts, ...(held.length ? { references: held.map((part) => part.bytes) } : {}) }
+}

@@ -7,11 +7,14 @@
 import type { Context } from 'hono'
 import type { AppEnv } from '../env'
 import { ApiError, errorResponses, problemContent } from '../errors'
+import { isFormBody } from '../lib/multipart-stream'
 import { preferWaitSeconds } from '../lib/router'
+import { deleteByPrefix } from '../lib/storage'
 import { json } from '../schemas/common'
 import { JobSchema } from '../schemas/job'
 import type { AcceptContext, Accepted } from '../services/accept'
 import { requireIdempotencyKey } from '../services/idempotency'
+import { discardSourcesIfRefused, jobSourcePrefix } from '../services/job-sources'
 
 /** The responses of a job-creating route; `images` describes its 413/415/422 for its image fields. */
 export function jobCreatedResponses(images: { tooLarge: string; unsupported: string; unsafeUrl: string }) {
@@ -30,7 +33,7 @@ export function jobCreatedResponses(images: { tooLarge: string; unsupported: str
   }
 }
 
-/** The accept context of a job-creating request, and whether its body is multipart. */
+/** The accept context of a job-creating request, and whether its body is a form (read as multipart). */
 export function jobRequest(
   c: Context<AppEnv>,
   headers: { 'idempotency-key'?: string; prefer?: string },
@@ -40,7 +43,27 @@ export function jobRequest(
   const contentType = (c.req.header('content-type') ?? '').toLowerCase()
   if (!contentType) throw new ApiError('invalid_input', 'Expected a JSON or multipart/form-data body')
   const ctx = { env: c.env, auth: c.get('auth'), requestId: c.get('requestId'), idempotencyKey, waitSeconds }
-  return { ctx, multipart: contentType.startsWith('multipart/') }
+  // A url-encoded form goes the multipart way too, where the reader refuses it (415).
+  return { ctx, multipart: isFormBody(contentType) }
+}
+
+/**
+ * Accepts a job whose multipart body is read as a stream: `read` stores its files in R2 as they
+ * arrive, under `jobSourcePrefix(jobId)` of the job they are for (its id chosen first), before
+ * the accept hashes, checks and holds. Whatever refuses the request (a bad part, no credits, a
+ * conflict) leaves none of those bytes stored, nor does a replay, whose job has its own.
+ */
+export async function acceptStreamed<I, T extends { id: string }>(
+  ctx: AcceptContext,
+  read: (jobId: string) => Promise<I>,
+  accept: (ctx: AcceptContext, input: I) => Promise<Accepted<T>>,
+): Promise<Accepted<T>> {
+  const jobId = crypto.randomUUID()
+  const accepted = await discardSourcesIfRefused(ctx.env, jobId, async () =>
+    accept({ ...ctx, jobId }, await read(jobId)),
+  )
+  if (accepted.job.id !== jobId) await deleteByPrefix(ctx.env.BUCKET, jobSourcePrefix(jobId))
+  return accepted
 }
 
 /** Sets `Location`, and `Preference-Applied` when the request asked for a wait. */

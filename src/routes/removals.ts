@@ -4,12 +4,15 @@
  * 200 with the finished job when it ends within `Prefer: wait`, else 202 with `Location`.
  */
 import { createRoute } from '@hono/zod-openapi'
+import type { Context } from 'hono'
+import type { AppEnv } from '../env'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
-import { acceptedHeaders, jobCreatedResponses, jobRequest } from './job-route'
+import { acceptedHeaders, acceptStreamed, jobCreatedResponses, jobRequest } from './job-route'
 import { IdempotencyHeaders, optionalBearer } from '../schemas/common'
+import { documentRoute, partsOf, streamedMultipart } from '../schemas/multipart'
 import { RemovalJsonSchema, RemovalMultipartSchema } from '../schemas/removal'
-import { sourceFromJson, sourceFromPart } from '../services/job-sources'
+import { jobSourcePrefix, readStagedForm, sourceFromJson, sourceFromPart } from '../services/job-sources'
 import { acceptRemoval, parseOptionsField, type RemovalInput } from '../services/removals'
 
 export const createRemoval = createRoute({
@@ -39,12 +42,14 @@ export const createRemoval = createRoute({
   }),
 })
 
-export const removals = createRouter().openapi(createRemoval, async (c) => {
+const router = createRouter()
+documentRoute(router, createRemoval)
+
+export const removals = router.openapi(streamedMultipart(createRemoval), async (c) => {
   const { ctx, multipart } = jobRequest(c, c.req.valid('header'))
-  const input = multipart
-    ? multipartInput(c.req.valid('form') as Record<string, unknown>)
-    : jsonInput(c.req.valid('json') as JsonBody)
-  const accepted = await acceptRemoval(ctx, input)
+  const accepted = multipart
+    ? await acceptStreamed(ctx, (jobId) => multipartInput(c, jobId), acceptRemoval)
+    : await acceptRemoval(ctx, jsonInput(c.req.valid('json') as JsonBody))
   acceptedHeaders(c, accepted, ctx.waitSeconds)
   return accepted.finished ? c.json(accepted.job, 200) : c.json(accepted.job, 202)
 })
@@ -55,6 +60,11 @@ function jsonInput(body: JsonBody): RemovalInput {
   return { source: sourceFromJson(body, { sourceUrl: 'sourceUrl', uploadId: 'uploadId' }), options: body.options }
 }
 
-function multipartInput(form: Record<string, unknown>): RemovalInput {
-  return { source: sourceFromPart(form.image, 'image'), options: parseOptionsField(form.options) }
+const PARTS = partsOf(RemovalMultipartSchema)
+
+/** The multipart body, read as a stream: the image goes to R2 (the job's source) as it arrives. */
+async function multipartInput(c: Context<AppEnv>, jobId: string): Promise<RemovalInput> {
+  const { texts, staged } = await readStagedForm(c.req.raw, c.env.BUCKET, PARTS, () => jobSourcePrefix(jobId))
+  const options = parseOptionsField(texts.options)
+  return { source: sourceFromPart(staged.image, 'image'), options }
 }

@@ -6,14 +6,17 @@
  * other (GET, events, cancel, result).
  */
 import { createRoute } from '@hono/zod-openapi'
+import type { Context } from 'hono'
+import type { AppEnv } from '../env'
 import { TryOnOptionsSchema as TryOnOptionsContract } from '../contract/tryon'
 import { parseJsonField } from '../lib/form'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
-import { acceptedHeaders, jobCreatedResponses, jobRequest } from './job-route'
+import { acceptedHeaders, acceptStreamed, jobCreatedResponses, jobRequest } from './job-route'
 import { IdempotencyHeaders } from '../schemas/common'
+import { documentRoute, partsOf, streamedMultipart } from '../schemas/multipart'
 import { TryOnJsonSchema, TryOnMultipartSchema } from '../schemas/try-on'
-import { sourceFromJson, sourceFromPart } from '../services/job-sources'
+import { jobSourcePrefix, readStagedForm, sourceFromJson, sourceFromPart } from '../services/job-sources'
 import { acceptTryOn, type TryOnInput } from '../services/try-ons'
 
 export const createTryOn = createRoute({
@@ -41,12 +44,14 @@ export const createTryOn = createRoute({
   }),
 })
 
-export const tryOns = createRouter().openapi(createTryOn, async (c) => {
+const router = createRouter()
+documentRoute(router, createTryOn)
+
+export const tryOns = router.openapi(streamedMultipart(createTryOn), async (c) => {
   const { ctx, multipart } = jobRequest(c, c.req.valid('header'))
-  const input = multipart
-    ? multipartInput(c.req.valid('form') as Record<string, unknown>)
-    : jsonInput(c.req.valid('json') as JsonBody)
-  const accepted = await acceptTryOn(ctx, input)
+  const accepted = multipart
+    ? await acceptStreamed(ctx, (jobId) => multipartInput(c, jobId), acceptTryOn)
+    : await acceptTryOn(ctx, jsonInput(c.req.valid('json') as JsonBody))
   acceptedHeaders(c, accepted, ctx.waitSeconds)
   return accepted.finished ? c.json(accepted.job, 200) : c.json(accepted.job, 202)
 })
@@ -62,10 +67,16 @@ function jsonInput(body: JsonBody): TryOnInput {
   }
 }
 
-function multipartInput(form: Record<string, unknown>): TryOnInput {
+const PARTS = partsOf(TryOnMultipartSchema)
+
+/** The multipart body, read as a stream: each image goes to R2 (the job's sources) as it arrives. */
+async function multipartInput(c: Context<AppEnv>, jobId: string): Promise<TryOnInput> {
+  const keyOf = (name: string) => `${jobSourcePrefix(jobId)}/${name}`
+  const { texts, staged } = await readStagedForm(c.req.raw, c.env.BUCKET, PARTS, keyOf)
+  const options = parseJsonField(texts.options, TryOnOptionsContract)
   return {
-    person: sourceFromPart(form.person, 'person'),
-    garment: sourceFromPart(form.garment, 'garment'),
-    options: parseJsonField(form.options, TryOnOptionsContract),
+    person: sourceFromPart(staged.person, 'person'),
+    garment: sourceFromPart(staged.garment, 'garment'),
+    options,
   }
 }

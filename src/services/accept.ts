@@ -31,6 +31,11 @@ export interface AcceptContext {
   idempotencyKey?: string
   /** How long to wait for the job to end before answering (`Prefer: wait`); null: not at all. */
   waitSeconds: number | null
+  /**
+   * The id the (first) job gets when it is created, chosen before the accept because a streamed
+   * multipart body stored its files under `jobSourcePrefix(jobId)` while it was read.
+   */
+  jobId?: string
 }
 
 /** What the accept path answers; the route maps it to a status. */
@@ -145,7 +150,7 @@ async function insertAndStart<T, C>(ctx: AcceptContext, spec: JobSpec<T, C>): Pr
   await acceptChecks(env, auth.workspaceId, holds)
   const refund = anonymous ? await takeAllowance(env, auth) : null
   try {
-    const jobId = crypto.randomUUID()
+    const jobId = ctx.jobId ?? crypto.randomUUID()
     return await discardSourcesIfRefused(env, jobId, async () => {
       const drafted = await spec.draft(jobId, checked)
       await insertDrafted(ctx, drafted, holds)

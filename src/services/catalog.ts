@@ -57,7 +57,10 @@ export interface MadeCatalogImage {
   object: R2ObjectBody
 }
 
-/** The multipart parts as sent → checked references and the options with every default applied. */
+/**
+ * The multipart parts as sent (text parts as strings, each reference's bytes, read as a stream by
+ * the route) → checked references and the options with every default applied.
+ */
 export async function readCatalogForm(
   form: Record<string, unknown>,
 ): Promise<{ references: Uint8Array[]; options: CatalogOptions }> {
@@ -69,13 +72,12 @@ export async function readCatalogForm(
   }
   const references: Uint8Array[] = []
   for (const [i, file] of files.entries()) {
-    if (!(file instanceof File)) {
+    if (!(file instanceof Uint8Array)) {
       throw new ApiError('invalid_input', `Expected reference ${i + 1} as a file`, { field: referenceField(i) })
     }
-    if (file.size > MAX_IMAGE_BYTES) throw tooLarge(file.size)
-    const bytes = new Uint8Array(await file.arrayBuffer())
-    checkImageHead(bytes.subarray(0, SNIFF_BYTES), referenceField(i))
-    references.push(bytes)
+    if (file.byteLength > MAX_IMAGE_BYTES) throw tooLarge(file.byteLength)
+    checkImageHead(file.subarray(0, SNIFF_BYTES), referenceField(i))
+    references.push(file)
   }
   return { references, options: parseOptions(form) }
 }
@@ -140,7 +142,7 @@ async function fingerprint(form: Record<string, unknown>): Promise<string> {
   const parts: [string, string][] = []
   for (const [name, value] of Object.entries(form).sort(([a], [b]) => a.localeCompare(b))) {
     for (const v of [value].flat()) {
-      parts.push([name, v instanceof File ? `file:${await sha256Hex(await v.arrayBuffer())}` : `text:${String(v)}`])
+      parts.push([name, v instanceof Uint8Array ? `file:${await sha256Hex(v)}` : `text:${String(v)}`])
     }
   }
   return sha256Hex(JSON.stringify(parts))

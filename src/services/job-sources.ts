@@ -6,11 +6,12 @@
  */
 import type { Env } from '../env'
 import { ApiError } from '../errors'
-import { sha256Hex } from '../lib/crypto'
+import { fromBase64Url, sha256Hex, toHex } from '../lib/crypto'
 import { MAX_IMAGE_BYTES } from '../lib/image-sniff'
 import { SOURCE_FETCH_TIMEOUT_MS } from '../contract/limits'
+import { readStreamedForm, type StreamedFormSpec } from '../lib/multipart-stream'
 import { deleteByPrefix } from '../lib/storage'
-import { storeBytes, type StoredSource } from './sources'
+import { StagedPart, storeBytes, type StoredSource } from './sources'
 import {
   allowlistFromEnv,
   DohResolver,
@@ -27,7 +28,7 @@ import { readyUploads, type UploadRef } from './uploads'
 export type SourceInput =
   | { kind: 'upload'; uploadId: string }
   | { kind: 'url'; sourceUrl: string }
-  | { kind: 'file'; file: File }
+  | { kind: 'file'; stored: StoredSource }
 
 /** Where a job keeps the sources it stored itself: `sources/<id>`, or `sources/<id>/<name>` for several. */
 export const jobSourcePrefix = (jobId: string) => `sources/${jobId}`
@@ -67,10 +68,34 @@ export function sourceFromJson(
   return sourceUrl !== undefined ? { kind: 'url', sourceUrl } : { kind: 'upload', uploadId: uploadId! }
 }
 
-/** A multipart file part. */
-export function sourceFromPart(value: unknown, field: string): SourceInput {
-  if (!(value instanceof File)) throw new ApiError('invalid_input', `Expected ${field} as a file part`, { field })
-  return { kind: 'file', file: value }
+/**
+ * A job's multipart body read as a stream (`readStreamedForm`), each file part stored into R2 as
+ * it arrives (`StagedPart`, one per name) at `keyOf(name)`, under the job's own prefix.
+ */
+export async function readStagedForm(
+  request: Request,
+  bucket: R2Bucket,
+  parts: Omit<StreamedFormSpec, 'openFile'>,
+  keyOf: (name: string) => string,
+): Promise<{ texts: Record<string, string>; staged: Record<string, StagedPart> }> {
+  const staged: Record<string, StagedPart> = {}
+  const openFile = (name: string) => {
+    staged[name] = new StagedPart(bucket, keyOf(name), name)
+    return staged[name]
+  }
+  const { texts } = await readStreamedForm(request, { ...parts, openFile })
+  return { texts, staged }
+}
+
+/**
+ * A multipart file part, already streamed into R2 while the body was read (`StagedPart`): missing
+ * is 400; one that is plainly not a supported image is refused now, after the other parts.
+ */
+export function sourceFromPart(part: StagedPart | undefined, field: string): SourceInput {
+  if (!part) throw new ApiError('invalid_input', `Expected ${field} as a file part`, { field })
+  if (part.refusal) throw part.refusal
+  if (!part.stored) throw new Error(`Expected ${field} to be stored once its part ended`)
+  return { kind: 'file', stored: part.stored }
 }
 
 /** The upload a source names (none for a file or a URL), with the field that names it. */
@@ -95,7 +120,8 @@ export async function requestHash(sources: Record<string, SourceInput>, options:
 export async function sourceFingerprint(input: SourceInput): Promise<string> {
   switch (input.kind) {
     case 'file':
-      return `file:${await sha256Hex(await input.file.arrayBuffer())}`
+      // Hex, as when the bytes were hashed here: a retry across the change still replays.
+      return `file:${toHex(fromBase64Url(input.stored.sha256))}`
     case 'url':
       return `url:${input.sourceUrl}`
     case 'upload':
@@ -116,16 +142,10 @@ export async function resolveSource(
       const [upload] = await readyUploads(env.DB, workspaceId, [{ id: input.uploadId, field: fields.uploadId }])
       return { key: upload.object_key, size: upload.byte_size, sha256: upload.sha256, mimeType: upload.mime_type ?? '' }
     }
-    case 'file': {
-      if (input.file.size > MAX_IMAGE_BYTES) {
-        throw new ApiError(
-          'image_too_large',
-          `Expected at most ${MAX_IMAGE_BYTES} bytes but received ${input.file.size}`,
-          { field: fields.file },
-        )
-      }
-      return storeBytes(env.BUCKET, key, new Uint8Array(await input.file.arrayBuffer()), fields.file)
-    }
+    case 'file':
+      // Streamed under the job's own prefix before the accept (`acceptStreamed`).
+      if (input.stored.key !== key) throw new Error(`Expected ${fields.file} stored at ${key}`)
+      return input.stored
     case 'url':
       return storeBytes(env.BUCKET, key, await fetchSource(env, input.sourceUrl, fields.sourceUrl), fields.sourceUrl)
   }

@@ -7,6 +7,7 @@
 import { ApiError } from '../errors'
 import { MAX_IMAGE_BYTES, MAX_PIXELS, MIN_SIDE, SNIFF_BYTES, sniffImage } from '../lib/image-sniff'
 import { toBase64Url } from '../lib/crypto'
+import type { FileSink } from '../lib/multipart-stream'
 
 export interface StoredSource {
   key: string
@@ -118,12 +119,174 @@ export async function storeStream(
   }
 }
 
+/**
+ * The size of every part but the last of an R2 multipart upload: R2 wants them equal and at least
+ * 5 MiB. It is also what the Worker holds of an image streamed in at any time.
+ */
+export const R2_PART_BYTES = 5 * 1024 * 1024
+
+/**
+ * A multipart file part streamed into R2 at `key` as it is read. Its length is not known in
+ * advance, so R2's `put` cannot take it as a stream: the bytes go up in fixed `R2_PART_BYTES`
+ * parts of an R2 multipart upload (one plain `put` for a smaller image), hashed on the way, so the
+ * Worker holds at most one part. The head is sniffed before a byte is stored. Over the size limit
+ * `write` throws at once (the reader stops reading the body); a part that is plainly not an image
+ * is dropped and its problem kept in `refusal`, for the route to raise once the other parts were
+ * read (a bad `options` is named first, as when the body was parsed whole).
+ */
+export class StagedPart implements FileSink {
+  /** What was stored, once the part ended and passed. */
+  stored: StoredSource | null = null
+  refusal: ApiError | null = null
+  private size = 0
+  private chunks: Uint8Array[] = []
+  private buffered = 0
+  private mimeType: string | null = null
+  private upload: R2MultipartUpload | null = null
+  private readonly parts: R2UploadedPart[] = []
+  private readonly digest = new crypto.DigestStream('SHA-256')
+  private readonly hasher = this.digest.getWriter()
+
+  constructor(
+    private readonly bucket: R2Bucket,
+    readonly key: string,
+    readonly field: string,
+  ) {
+    // An aborted or refused part never reads its digest: its rejection is expected, not unhandled.
+    this.digest.digest.catch(() => undefined)
+  }
+
+  async write(chunk: Uint8Array): Promise<void> {
+    this.size += chunk.byteLength
+    if (this.size > MAX_IMAGE_BYTES) {
+      throw new ApiError('image_too_large', `Expected at most ${MAX_IMAGE_BYTES} bytes for ${this.field}`, {
+        field: this.field,
+      })
+    }
+    if (this.refusal) return
+    this.chunks.push(chunk)
+    this.buffered += chunk.byteLength
+    if (!this.mimeType && this.buffered >= SNIFF_BYTES && !this.sniff()) return
+    await this.hasher.write(chunk)
+    while (this.mimeType && this.buffered >= R2_PART_BYTES) await this.sendPart(this.take(R2_PART_BYTES))
+  }
+
+  async close(): Promise<void> {
+    if (this.refusal || (!this.mimeType && !this.sniff())) return
+    await this.hasher.close()
+    const sha256 = toBase64Url(await this.digest.digest)
+    const contentType = this.mimeType!
+    if (!this.upload) {
+      // Smaller than one part: one plain put, as a buffered image always was.
+      await this.bucket.put(this.key, this.take(this.buffered), {
+        httpMetadata: { contentType },
+        customMetadata: { sha256 },
+      })
+      this.stored = { key: this.key, size: this.size, sha256, mimeType: contentType }
+      return
+    }
+    try {
+      if (this.buffered) await this.sendPart(this.take(this.buffered))
+      await this.upload.complete(this.parts)
+      this.stored = { key: this.key, size: this.size, sha256, mimeType: contentType }
+    } catch (err) {
+      await this.abort()
+      throw err
+    }
+  }
+
+  async abort(): Promise<void> {
+    await this.hasher.abort().catch(() => undefined)
+    await this.upload?.abort().catch(() => undefined)
+    this.upload = null
+    this.chunks = []
+  }
+
+  /** Checks the head held so far; false (and the bytes dropped) when it is refused. */
+  private sniff(): boolean {
+    const head = concat(this.chunks, this.buffered).subarray(0, SNIFF_BYTES)
+    try {
+      this.mimeType = checkImageHead(head, this.field).mimeType
+      return true
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err
+      this.refusal = err
+      this.chunks = []
+      this.buffered = 0
+      return false
+    }
+  }
+
+  private async sendPart(bytes: Uint8Array): Promise<void> {
+    this.upload ??= await this.bucket.createMultipartUpload(this.key, { httpMetadata: { contentType: this.mimeType! } })
+    this.parts.push(await this.upload.uploadPart(this.parts.length + 1, bytes))
+  }
+
+  /** The first `size` bytes held, as one array; the rest stay held. */
+  private take(size: number): Uint8Array {
+    const out = concat(this.chunks, size)
+    let rest = this.buffered - size
+    const kept: Uint8Array[] = []
+    for (let i = this.chunks.length - 1; i >= 0 && rest > 0; i--) {
+      const chunk = this.chunks[i]
+      kept.unshift(chunk.byteLength <= rest ? chunk : chunk.subarray(chunk.byteLength - rest))
+      rest -= Math.min(chunk.byteLength, rest)
+    }
+    this.chunks = kept
+    this.buffered -= size
+    return out
+  }
+}
+
+/**
+ * A multipart file part held in memory, for bytes that go on in one request rather than to R2 (a
+ * catalog image's references, signed into one inference call): sniffed as soon as its head is
+ * in, over the size limit refused at once (the reader stops reading), and one array at its end.
+ */
+export class HeldPart implements FileSink {
+  bytes: Uint8Array | null = null
+  private chunks: Uint8Array[] = []
+  private size = 0
+  private sniffed = false
+
+  constructor(readonly field: string) {}
+
+  async write(chunk: Uint8Array): Promise<void> {
+    this.size += chunk.byteLength
+    if (this.size > MAX_IMAGE_BYTES) {
+      throw new ApiError('image_too_large', `Expected at most ${MAX_IMAGE_BYTES} bytes for ${this.field}`, {
+        field: this.field,
+      })
+    }
+    this.chunks.push(chunk)
+    if (!this.sniffed && this.size >= SNIFF_BYTES) this.sniff()
+  }
+
+  async close(): Promise<void> {
+    if (!this.sniffed) this.sniff()
+    this.bytes = concat(this.chunks, this.size)
+    this.chunks = []
+  }
+
+  async abort(): Promise<void> {
+    this.chunks = []
+  }
+
+  private sniff(): void {
+    checkImageHead(concat(this.chunks, Math.min(this.size, SNIFF_BYTES)), this.field)
+    this.sniffed = true
+  }
+}
+
+/** The first `size` bytes of `chunks`, as one array. */
 function concat(chunks: Uint8Array[], size: number): Uint8Array {
   const out = new Uint8Array(size)
   let offset = 0
   for (const c of chunks) {
-    out.set(c, offset)
-    offset += c.byteLength
+    if (offset >= size) break
+    const piece = c.byteLength <= size - offset ? c : c.subarray(0, size - offset)
+    out.set(piece, offset)
+    offset += piece.byteLength
   }
   return out
 }

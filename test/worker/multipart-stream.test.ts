@@ -1,0 +1,160 @@
+/**
+ * Multipart bodies are read as a stream (docs/decisions.md, Streamed multipart bodies): an image
+ * part over the limit is refused with 413 without the rest of the body being read, and a body that
+ * breaks off or fails mid-way leaves nothing in R2, charges nothing and creates no job.
+ */
+import { env } from 'cloudflare:test'
+import { describe, expect, it } from 'vitest'
+import { MAX_IMAGE_BYTES } from '../../src/lib/image-sniff'
+import { api, expectProblem, fixtureBytes, RAW_CUTOUT, seedWorkspace, usage } from './helpers'
+
+const MiB = 1024 * 1024
+const BOUNDARY = 'stream-test-boundary'
+const encoder = new TextEncoder()
+
+/** A PNG signature and IHDR of a 1000×1000 image: enough for the sniff; the rest may be anything. */
+function pngHead(): Uint8Array {
+  const bytes = new Uint8Array(33)
+  bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52])
+  const view = new DataView(bytes.buffer)
+  view.setUint32(16, 1000)
+  view.setUint32(20, 1000)
+  bytes.set([8, 6, 0, 0, 0], 24)
+  return bytes
+}
+
+const partHead = (name: string, filename?: string) =>
+  encoder.encode(
+    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"` : ''}\r\n` +
+      `${filename ? 'Content-Type: image/png\r\n' : ''}\r\n`,
+  )
+
+/**
+ * A multipart removal body as a stream, pulled chunk by chunk: `options`, then an `image` part
+ * of a PNG head and `imageMiB` MiB of zeros, then `end`: the closing boundary, an error, or
+ * nothing (the body just stops). `pulled` counts the bytes the Worker has taken.
+ */
+function streamedBody(imageMiB: number, end: 'close' | 'error-in-image' | 'error-after-image' | 'truncate') {
+  const zeros = new Uint8Array(MiB)
+  const chunks: (Uint8Array | Error)[] = [
+    partHead('options'),
+    encoder.encode(`${JSON.stringify(RAW_CUTOUT)}\r\n`),
+    partHead('image', 'photo.png'),
+    pngHead(),
+  ]
+  for (let i = 0; i < imageMiB; i++) {
+    if (end === 'error-in-image' && i === imageMiB - 1) chunks.push(new Error('the client went away'))
+    chunks.push(zeros)
+  }
+  if (end === 'close') chunks.push(encoder.encode(`\r\n--${BOUNDARY}--\r\n`))
+  // The next part's boundary ends the image part (stored whole), then the body fails or stops.
+  if (end === 'error-after-image') chunks.push(encoder.encode(`\r\n--${BOUNDARY}\r\n`), new Error('connection reset'))
+  if (end === 'truncate') chunks.push(encoder.encode(`\r\n--${BOUNDARY}\r\nContent-Disposition: form-da`))
+  const counter = { pulled: 0 }
+  let next = 0
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const chunk = chunks[next++]
+      if (chunk === undefined) controller.close()
+      else if (chunk instanceof Error) controller.error(chunk)
+      else {
+        counter.pulled += chunk.byteLength
+        controller.enqueue(chunk)
+      }
+    },
+  })
+  return { body, counter, total: chunks.reduce((n, c) => n + (c instanceof Error ? 0 : c.byteLength), 0) }
+}
+
+function post(key: string, body: ReadableStream<Uint8Array>) {
+  return api('/v1/removals', {
+    method: 'POST',
+    key,
+    body,
+    headers: {
+      'content-type': `multipart/form-data; boundary=${BOUNDARY}`,
+      'idempotency-key': crypto.randomUUID(),
+      prefer: 'respond-async',
+    },
+  })
+}
+
+async function storedKeys(): Promise<string[]> {
+  const keys: string[] = []
+  let cursor: string | undefined
+  do {
+    const page = await env.BUCKET.list({ prefix: 'sources/', cursor })
+    keys.push(...page.objects.map((o) => o.key))
+    cursor = page.truncated ? page.cursor : undefined
+  } while (cursor)
+  return keys
+}
+
+async function expectNothingLeft(key: string, workspaceId: string, before: string[]) {
+  expect((await storedKeys()).filter((k) => !before.includes(k))).toEqual([])
+  expect(await usage(key)).toMatchObject({ held: 0, used: 0 })
+  const jobs = await env.DB.prepare('SELECT COUNT(*) AS n FROM jobs WHERE workspace_id = ?').bind(workspaceId).first()
+  expect(jobs).toEqual({ n: 0 })
+}
+
+describe('streamed multipart bodies', () => {
+  it('an image part over 50 MB is 413 image_too_large as soon as it passes the limit: the rest is never read', async () => {
+    const { key, workspaceId } = await seedWorkspace()
+    const before = await storedKeys()
+    const { body, counter, total } = streamedBody(80, 'close')
+    const res = await post(key, body)
+    await expectProblem(res, 413, 'image_too_large', 'image')
+    // Read up to the limit (and the chunk that passed it), not the 80 MiB sent.
+    expect(counter.pulled).toBeGreaterThan(MAX_IMAGE_BYTES)
+    expect(counter.pulled).toBeLessThan(MAX_IMAGE_BYTES + 3 * MiB)
+    expect(total).toBeGreaterThan(80 * MiB)
+    await expectNothingLeft(key, workspaceId, before)
+  })
+
+  it('a body that fails mid-image (its R2 multipart upload under way) leaves no object and charges nothing', async () => {
+    const { key, workspaceId } = await seedWorkspace()
+    const before = await storedKeys()
+    // 12 MiB: two 5 MiB parts are uploaded before the body fails.
+    const { body } = streamedBody(12, 'error-in-image')
+    const res = await post(key, body)
+    await expectProblem(res, 400, 'invalid_input')
+    await expectNothingLeft(key, workspaceId, before)
+  })
+
+  it('a body that fails after a whole image was stored leaves no object: the stored image is deleted', async () => {
+    const { key, workspaceId } = await seedWorkspace()
+    const before = await storedKeys()
+    for (const end of ['error-after-image', 'truncate'] as const) {
+      // 6 MiB (one part and a last one: a completed R2 multipart upload), and 1 MiB (one put).
+      for (const mib of [6, 1]) {
+        const { body } = streamedBody(mib, end)
+        const res = await post(key, body)
+        const problem = await expectProblem(res, 400, 'invalid_input')
+        if (end === 'truncate') expect(problem.detail).toBe('The multipart body ended before its closing boundary')
+      }
+    }
+    await expectNothingLeft(key, workspaceId, before)
+  })
+
+  it('a replay of the same key and image answers the first job and keeps no second copy; another image is 409', async () => {
+    const { key } = await seedWorkspace()
+    const photo = await fixtureBytes('astronaut.png')
+    const send = (bytes: Uint8Array) => {
+      const form = new FormData()
+      form.set('options', JSON.stringify(RAW_CUTOUT))
+      form.set('image', new File([bytes], 'astronaut.png', { type: 'image/png' }))
+      return api('/v1/removals', { method: 'POST', key, body: form, headers: { 'idempotency-key': 'replay' } })
+    }
+    const before = await storedKeys()
+    const first = (await (await send(photo)).json()) as { id: string }
+    const replay = await send(photo)
+    expect(((await replay.json()) as { id: string }).id).toBe(first.id)
+    const other = photo.slice()
+    other[other.length - 1] ^= 0xff
+    await expectProblem(await send(other), 409, 'idempotency_conflict')
+    expect((await storedKeys()).filter((k) => !before.includes(k))).toEqual([`sources/${first.id}`])
+    // One job, one credit (held or, once it ended, used).
+    const { held, used } = (await usage(key)) as { held: number; used: number }
+    expect(held + used).toBe(1)
+  })
+})
