@@ -230,7 +230,14 @@ export function observeRequests(metrics: Metrics): MiddlewareHandler {
     }
     c.header('X-Request-Id', requestId)
     const durationMs = round(performance.now() - started)
-    log(status >= 500 ? 'error' : 'info', 'request', { method: c.req.method, route, status, durationMs, ...ids })
+    // A 503 is the server saying "busy" or "loading", not failing: a warning, not an error.
+    log(status >= 500 && status !== 503 ? 'error' : status >= 400 ? 'warn' : 'info', 'request', {
+      method: c.req.method,
+      route,
+      status,
+      durationMs,
+      ...ids,
+    })
   }
 }
 

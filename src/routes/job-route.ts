@@ -39,7 +39,14 @@ export function jobRequest(
   const waitSeconds = preferWaitSeconds(headers.prefer)
   const contentType = (c.req.header('content-type') ?? '').toLowerCase()
   if (!contentType) throw new ApiError('invalid_input', 'Expected a JSON or multipart/form-data body')
-  const ctx = { env: c.env, auth: c.get('auth'), requestId: c.get('requestId'), idempotencyKey, waitSeconds }
+  const ctx = {
+    env: c.env,
+    auth: c.get('auth'),
+    requestId: c.get('requestId'),
+    traceId: c.get('traceId'),
+    idempotencyKey,
+    waitSeconds,
+  }
   return { ctx, multipart: contentType.startsWith('multipart/') }
 }
 
