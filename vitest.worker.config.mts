@@ -28,6 +28,9 @@ export default defineConfig(async () => ({
       main: './src/index.ts',
       wrangler: { configPath: './wrangler.toml' },
       miniflare: {
+        // The optional Analytics Engine binding (wrangler.toml), so the runner's datapoint path
+        // runs; miniflare's local dataset keeps nothing, so tests read them through `logSink`.
+        analyticsEngineDatasets: { ANALYTICS: { dataset: 'cutout_jobs_test' } },
         bindings: {
           TEST_MIGRATIONS: await readD1Migrations('./migrations'),
           ENVIRONMENT: 'test',

@@ -8,6 +8,7 @@ import { allowedMethods, createRouter } from './lib/router'
 import { rateLimit } from './middleware/rate-limit'
 import { requestId } from './middleware/request-id'
 import { securityHeaders } from './middleware/security-headers'
+import { requestLog } from './middleware/trace'
 import { apiKeys } from './routes/api-keys'
 import { auth } from './routes/auth'
 import { batches } from './routes/batches'
@@ -53,6 +54,7 @@ const getOpenApiDocument = createRoute({
 export function createApp() {
   const app = createRouter()
   app.use('*', requestId())
+  app.use('*', requestLog())
   app.use('*', securityHeaders())
   app.use('*', rateLimit())
   app.route('/', health)

@@ -33,6 +33,11 @@ declare global {
       SSE_KEEPALIVE_MS?: string
       /** Length of a request-rate window (s); unset means a minute. Tests shorten it (docs/decisions.md). */
       RATE_LIMIT_WINDOW_SECONDS?: string
+      /**
+       * Workers Analytics Engine dataset: when bound, each job transition is also a datapoint
+       * (src/durable/job-telemetry.ts, docs/deploy.md). Optional: without it, the log lines alone.
+       */
+      ANALYTICS?: AnalyticsEngineDataset
     }
   }
 }
@@ -42,6 +47,8 @@ export type { GeneratedEnv as Env }
 
 export type AppVariables = {
   requestId: string
+  /** The request's W3C trace id (src/middleware/trace.ts): its jobs' inference calls carry it on. */
+  traceId: string
   auth: import('./services/auth').AuthContext
   /** Set by `resultAccess` when a valid `?exp=…&sig=…` authorized the request (see `resultWorkspace`). */
   resultSigned?: true

@@ -10,6 +10,7 @@ import { HTTPException } from 'hono/http-exception'
 import { describeIssue, type SchemaIssue } from './contract/validation'
 import type { AppEnv } from './env'
 import { ERROR_STATUS, ERROR_TITLES, type ErrorCode, errorSlug, RETRYABLE_CODES } from './error-codes'
+import { log } from './lib/log'
 
 export {
   ERROR_HELP,
@@ -141,7 +142,7 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
   if (err instanceof SyntaxError) {
     return problemResponse(c, new ApiError('invalid_input', `Malformed body: ${err.message}`))
   }
-  console.error(JSON.stringify({ level: 'error', requestId: c.get('requestId'), error: String(err) }))
+  log('error', 'unexpected error', { requestId: c.get('requestId'), traceId: c.get('traceId'), error: String(err) })
   return problemResponse(c, new ApiError('processing_failed', 'An unexpected error occurred', { retryable: true }))
 }
 

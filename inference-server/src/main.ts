@@ -6,6 +6,7 @@
 import sharp from 'sharp'
 import { catalogConfigFromEnv, createCatalogGenerator } from './catalog/index.js'
 import { Limiter } from './limiter.js'
+import { errorFields, log } from './log.js'
 import { QUALITIES } from './options.js'
 import { runtimeFromEnv } from './segmentation/model.js'
 import { createLevelSegmenters, levelModelsFromEnv, memoryBudgetFromEnv } from './segmentation/per-level.js'
@@ -25,7 +26,7 @@ function intFromEnv(name: string, fallback: number, min: number): number {
 
 const signingKey = process.env.INFERENCE_SIGNING_KEY
 if (!signingKey) {
-  console.error('INFERENCE_SIGNING_KEY is required')
+  log('error', 'INFERENCE_SIGNING_KEY is required')
   process.exit(1)
 }
 const port = intFromEnv('PORT', 7071, 0)
@@ -58,15 +59,21 @@ const catalog = createCatalogGenerator(catalogConfigFromEnv(process.env))
 // TRYON_BACKEND=cpu|remote and its settings (tryon/model.ts): a bad value stops the start.
 const tryOn = createTryOnModel(tryOnConfigFromEnv(process.env))
 
-const app = createApp({ signingKey, model, limiter, catalog, tryOn })
+// METRICS_TOKEN: the bearer token a scraper sends to GET /metrics; unset, /metrics is off (metrics.ts).
+const metricsToken = process.env.METRICS_TOKEN || undefined
+const app = createApp({ signingKey, model, limiter, catalog, tryOn, metricsToken })
 const running = await startServer(app, { port, host })
-console.log(`inference server listening on ${running.url} (catalog backend ${catalog.backend})`)
+log('info', `inference server listening on ${running.url}`, {
+  url: running.url,
+  catalogBackend: catalog.backend,
+  metrics: metricsToken ? 'on' : 'off',
+})
 
 let stopping = false
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return
   stopping = true
-  console.log(`${signal} received, shutting down`)
+  log('info', `${signal} received, shutting down`)
   // Stop accepting, let in-flight requests finish, then free the native session.
   const forced = setTimeout(() => process.exit(1), 10_000).unref()
   await running.close().catch(() => undefined)
@@ -82,7 +89,7 @@ process.on('SIGINT', () => void shutdown('SIGINT'))
 try {
   // The pose models load from the package in their thread while the segmentation model loads.
   const poseReady = tryOn.ready()
-  if (segmenterKind === 'stub') console.warn('INFERENCE_SEGMENTER=stub: masks are a test stub, not the model')
+  if (segmenterKind === 'stub') log('warn', 'INFERENCE_SEGMENTER=stub: masks are a test stub, not the model')
   const segmenter =
     segmenterKind === 'stub'
       ? createStubSegmenter({ delayMs: stubDelayMs })
@@ -101,10 +108,12 @@ try {
   const perLevel = segmenter.forLevel
     ? ` (levels: ${QUALITIES.map((q) => `${q} ${segmenter.forLevel?.(q).version}`).join(', ')})`
     : ''
-  console.log(
+  log(
+    'info',
     `model ready ${model.current.version}${perLevel} (runtime ${runtime}, providers ${providers}, ${sessions} × ${threads} threads)`,
+    { modelVersion: model.current.version, runtime, providers, sessions, threads },
   )
 } catch (err) {
-  console.error(err)
+  log('error', 'start failed', errorFields(err))
   process.exit(1)
 }

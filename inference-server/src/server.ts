@@ -19,6 +19,8 @@ import {
   type SignedRequest,
 } from './http.js'
 import { Limiter } from './limiter.js'
+import { errorFields, log } from './log.js'
+import { Metrics, metricsRoutes, observeRequests } from './metrics.js'
 import { type CatalogGenerator, catalogRoutes } from './catalog/route.js'
 import { createCpuGenerator } from './catalog/cpu.js'
 import { reviseRoutes } from './editing/route.js'
@@ -46,6 +48,8 @@ export interface AppOptions {
   catalog?: CatalogGenerator
   /** Serves `/v1/try-on` (tryon/): the CPU model unless configured otherwise. */
   tryOn?: TryOnModel
+  /** `METRICS_TOKEN`: the bearer token `/metrics` asks for; unset, `/metrics` answers 404 (metrics.ts). */
+  metricsToken?: string
 }
 
 const errorResponse = (c: Context, err: InferenceError): Response => {
@@ -92,20 +96,26 @@ export function createApp({
   bodyLimits,
   catalog = createCpuGenerator(),
   tryOn = createCpuTryOn(),
+  metricsToken,
 }: AppOptions): Hono {
   if (!signingKey) throw new Error('Expected a non-empty signing key')
   const limits: BodyLimits = { ...BODY_LIMITS, ...bodyLimits }
   const app = new Hono()
+  const metrics = new Metrics(limiter, model)
 
   app.onError(async (err, c) => {
     const error = toInferenceError(err)
-    if (error.status === 500) console.error(err)
+    if (error.status === 500)
+      log('error', 'request failed', { ...errorFields(err), traceId: c.get('telemetry')?.traceId })
     await drainBody(c, limits.image)
     return errorResponse(c, error)
   })
   app.notFound((c) =>
     c.json({ code: 'not_found', message: `No route for ${c.req.method} ${c.req.path}`, retryable: false }, 404),
   )
+
+  // Every request is counted and logged once, here (metrics.ts), whatever route answers it.
+  app.use('*', observeRequests(metrics))
 
   // @hono/node-server makes a request's AbortSignal lazily and aborts only one that exists when the
   // connection closes: make it first, so a caller that leaves while its request waits is noticed.
@@ -151,6 +161,7 @@ export function createApp({
     refineRoutes,
     catalogRoutes(catalog),
     tryOnRoutes(tryOn),
+    metricsRoutes(metrics, metricsToken),
   ]
   for (const register of capabilities) register(app, ctx)
 

@@ -21,6 +21,8 @@ import {
 import type { InferenceStage } from '../../src/contract/stages.js'
 import { InferenceError, toInferenceError } from './errors.js'
 import type { Limiter } from './limiter.js'
+import { errorFields, log } from './log.js'
+import type { JobOutcome } from './metrics.js'
 
 /** What a job's work writes to its answer. Each call is a step boundary: it throws once the caller has gone. */
 export interface JobOutput {
@@ -61,7 +63,10 @@ export async function streamJob(
   work: (out: JobOutput) => Promise<JobSummary>,
 ): Promise<Response> {
   const caller = c.req.raw.signal
+  const arrived = performance.now()
   const release = await limiter.admit(caller)
+  const admitted = performance.now()
+  const clock = stageClock(admitted)
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>()
   const writer = writable.getWriter()
   // A write to a caller that just went away fails; the next step boundary ends the work.
@@ -72,32 +77,73 @@ export async function streamJob(
   const out: JobOutput = {
     stage: (stage) => {
       step()
+      clock.enter(stage)
       send({ type: 'stage', stage })
     },
     output: (frame, bytes) => {
       step()
+      clock.enter(undefined)
       send({ type: 'output', ...frame, length: bytes.byteLength }, bytes)
     },
     signal: caller,
   }
   void (async () => {
-    let stopped = false
+    let outcome: JobOutcome = 'done'
+    let steps: Record<string, number> | undefined
+    let errorCode: string | undefined
     try {
       step() // a caller that left as the slot was handed over: not even a decode
       const summary = await work(out)
+      steps = summary.timings
       const done: DoneFrame = { type: 'done', modelVersion, ...summary }
       send(done)
     } catch (err) {
       // Pipelines wrap what they catch, so the caller's signal (not the error's class) says why.
-      stopped = caller.aborted
-      if (stopped) return
+      if (caller.aborted) {
+        outcome = 'stopped'
+        return
+      }
+      outcome = 'error'
       const error = toInferenceError(err)
-      if (error.status === 500) console.error(err)
+      errorCode = error.code
+      if (error.status === 500)
+        log('error', 'job failed', { ...errorFields(err), traceId: c.get('telemetry')?.traceId })
       send({ type: 'error', ...error.toJSON() })
     } finally {
-      release(stopped ? 'stopped' : 'finished')
+      release(outcome === 'stopped' ? 'stopped' : 'finished')
       void writer.close().catch(() => {})
+      const ended = performance.now()
+      c.get('telemetry')?.job({
+        outcome,
+        queueMs: admitted - arrived,
+        runMs: ended - admitted,
+        stages: clock.end(ended),
+        steps,
+        errorCode,
+      })
     }
   })()
   return c.body(readable, 200, { 'Content-Type': FRAMES_CONTENT_TYPE, 'X-Model-Version': modelVersion })
+}
+
+/** Milliseconds per stage: a stage lasts from its frame to the next frame (a stage or an output) or the end. */
+function stageClock(start: number) {
+  const stages: Record<string, number> = {}
+  let current: { stage: string; since: number } | undefined
+  let at = start
+  const close = (now: number) => {
+    if (current) stages[current.stage] = (stages[current.stage] ?? 0) + now - current.since
+    at = now
+  }
+  return {
+    enter(stage: string | undefined) {
+      close(performance.now())
+      current = stage === undefined ? undefined : { stage, since: at }
+    },
+    end(now: number): Record<string, number> {
+      close(now)
+      current = undefined
+      return stages
+    },
+  }
 }

@@ -6,10 +6,12 @@
  */
 import { DurableObject } from 'cloudflare:workers'
 import { type JobStage, type JobStatus, TERMINAL_STATUSES } from '../contract/stages'
+import { newTraceId } from '../contract/trace'
 import type { Env } from '../env'
 import { type JobKind, jobKind } from '../jobs'
 import { JobRejected } from '../jobs/kind'
 import { type JobEventType, jobEvent, projectEvent, SSE_ONLY_TYPES } from '../lib/events'
+import { log } from '../lib/log'
 import { putHashed } from '../lib/storage'
 import { iso } from '../lib/time'
 import { completeBatchIfDone } from '../services/batches'
@@ -24,6 +26,7 @@ import {
 import { finishJobStatements, type TerminalStatus, unfinishedJobUpdate } from '../services/job-store'
 import { type JobStart, RESULT_RETENTION_MS } from '../services/jobs'
 import { JobEventLog } from './job-events'
+import { enterStage, recordTransition } from './job-telemetry'
 
 export type { JobStart }
 
@@ -43,6 +46,9 @@ interface JobState extends JobStart {
    * finds no server ready, as after a server froze mid-call, still fails with its first cause.
    */
   failure?: string
+  /** When the current stage began, and the milliseconds per stage so far (job-telemetry.ts). */
+  stageSince?: number
+  timings?: Record<string, number>
 }
 
 const TERMINAL: ReadonlySet<JobStatus> = new Set(TERMINAL_STATUSES)
@@ -78,8 +84,12 @@ export class JobRun extends DurableObject<Env> {
   /** Accepts the job; a second call (a retried RPC) changes nothing. */
   async start(input: JobStart): Promise<void> {
     if (this.#state()) return
-    this.#save({ ...input, status: 'queued', stage: 'queued', attempts: 0, queuedSince: Date.now() })
+    const now = Date.now()
+    const state: JobState = { ...input, status: 'queued', stage: 'queued', attempts: 0, queuedSince: now }
+    enterStage(state, undefined, now)
+    this.#save(state)
     this.#emit('image.job.created.v1')
+    await recordTransition(this.env, state)
     await this.ctx.storage.setAlarm(Date.now())
     await this.#events.publishPending(this.env).catch(() => undefined)
   }
@@ -144,6 +154,8 @@ export class JobRun extends DurableObject<Env> {
   async #run(state: JobState): Promise<void> {
     const kind = jobKind(state.kind)
     const client = InferenceClient.fromEnv(this.env)
+    // A job accepted before traces were kept gets its own, saved with its next transition.
+    state.traceId ??= newTraceId()
     if (state.status === 'queued') {
       const slot = this.env.WORKSPACE.get(this.env.WORKSPACE.idFromName(state.workspaceId))
       if (!(await slot.acquire(state.jobId))) {
@@ -180,7 +192,10 @@ export class JobRun extends DurableObject<Env> {
     const signal = AbortSignal.any([abort.signal, deadline])
     let outcome: CallOutcome
     try {
-      const answer = await client.call(readiness.url, kind.route, parts, signal)
+      const answer = await client.call(readiness.url, kind.route, parts, signal, {
+        traceId: state.traceId,
+        requestId: state.correlationId,
+      })
       outcome = await untilAborted(this.#receive(state, kind, job, answer), signal)
     } catch (err) {
       if (err instanceof JobEnded) throw err
@@ -302,11 +317,15 @@ export class JobRun extends DurableObject<Env> {
   async #advance(state: JobState, status: JobStatus, stage: JobStage, extra: Record<string, unknown> = {}) {
     if (this.#endedElsewhere()) throw new JobEnded()
     const changed = state.status !== status || state.stage !== stage
+    const previousStageMs = changed ? enterStage(state, state.stage) : undefined
     state.status = status
     state.stage = stage
     this.#save(state)
     await unfinishedJobUpdate(this.env.DB, state.jobId, { status, stage, ...extra }).run()
-    if (changed) this.#emit('image.job.progress.v1')
+    if (changed) {
+      this.#emit('image.job.progress.v1')
+      await recordTransition(this.env, state, { previousStageMs })
+    }
   }
 
   async #finish(
@@ -323,9 +342,11 @@ export class JobRun extends DurableObject<Env> {
       ...extra,
     }
     await this.env.DB.batch(finishJobStatements(this.env.DB, state.jobId, status, fields))
+    const previousStageMs = enterStage(state, state.stage)
     state.status = status
     if (status === 'succeeded') state.stage = 'complete'
     this.#save(state)
+    await recordTransition(this.env, state, { previousStageMs, end: { error } })
     const type: JobEventType =
       status === 'succeeded'
         ? 'image.job.completed.v1'
@@ -356,9 +377,7 @@ export class JobRun extends DurableObject<Env> {
       state.wrappedUp = true
       this.#save(state)
     } catch (err) {
-      console.error(
-        JSON.stringify({ level: 'warn', jobId: state.jobId, msg: 'wrap-up failed, will retry', error: String(err) }),
-      )
+      log('warn', 'wrap-up failed, will retry', { jobId: state.jobId, traceId: state.traceId, error: String(err) })
       await this.ctx.storage.setAlarm(Date.now() + WRAP_UP_RETRY_MS)
     }
   }

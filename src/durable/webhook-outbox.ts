@@ -25,6 +25,7 @@ import {
   type WebhookEndpointRow,
 } from '../services/webhooks'
 import type { EventEnvelope } from '../lib/events'
+import { log } from '../lib/log'
 
 /** GET …/deliveries shows this many, newest first (SPEC.md §8). */
 const LIST_LIMIT = 100
@@ -192,9 +193,7 @@ export class WebhookOutbox extends DurableObject<Env> {
       try {
         await this.#run(endpointId, due)
       } catch (err) {
-        console.error(
-          JSON.stringify({ level: 'warn', endpointId, msg: 'webhook run failed, will retry', error: String(err) }),
-        )
+        log('warn', 'webhook run failed, will retry', { endpointId, error: String(err) })
         return this.#schedule(Date.now() + RUN_RETRY_MS)
       }
     }

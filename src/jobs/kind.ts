@@ -40,6 +40,8 @@ export interface JobKind<Input> {
    * call's deadline scales with it (src/services/deadlines.ts). Default 1.
    */
   workScale?(input: Input): number
+  /** The job's level (quality) as its logs and datapoints name it, for kinds that have one. */
+  level?(input: Input): string
   /** The R2 key of an output (null: not kept). The output named `result` becomes the job's result. */
   outputKey(job: KindJob<Input>, output: OutputFrame): string | null
   /**

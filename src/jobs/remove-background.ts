@@ -26,5 +26,6 @@ export const removeBackground: JobKind<RemoveBackgroundInput> = {
   },
   // `high` refines the edge and decontaminates colour after the model; `fast` runs it smaller.
   workScale: ({ options }) => QUALITY_SCALE[options.quality],
+  level: ({ options }) => options.quality,
   outputKey: ({ jobId }) => `results/${jobId}.png`,
 }

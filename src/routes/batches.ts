@@ -53,7 +53,7 @@ export const batches = createRouter()
   .openapi(create, async (c) => {
     const idempotencyKey = requireIdempotencyKey(c.req.valid('header')['idempotency-key'])
     const accepted = await acceptBatch(
-      { env: c.env, auth: c.get('auth'), requestId: c.get('requestId'), idempotencyKey },
+      { env: c.env, auth: c.get('auth'), requestId: c.get('requestId'), traceId: c.get('traceId'), idempotencyKey },
       c.req.valid('json'),
     )
     c.header('Location', accepted.location)

@@ -42,7 +42,14 @@ export function jobRequest(
   const waitSeconds = preferWaitSeconds(headers.prefer)
   const contentType = (c.req.header('content-type') ?? '').toLowerCase()
   if (!contentType) throw new ApiError('invalid_input', 'Expected a JSON or multipart/form-data body')
-  const ctx = { env: c.env, auth: c.get('auth'), requestId: c.get('requestId'), idempotencyKey, waitSeconds }
+  const ctx = {
+    env: c.env,
+    auth: c.get('auth'),
+    requestId: c.get('requestId'),
+    traceId: c.get('traceId'),
+    idempotencyKey,
+    waitSeconds,
+  }
   // A url-encoded form goes the multipart way too, where the reader refuses it (415).
   return { ctx, multipart: isFormBody(contentType) }
 }

@@ -150,7 +150,14 @@ function editRequest(
   idempotencyKey: string | undefined,
   waitSeconds: number | null,
 ): AcceptContext {
-  return { env: c.env, auth: c.get('auth'), requestId: c.get('requestId'), idempotencyKey, waitSeconds }
+  return {
+    env: c.env,
+    auth: c.get('auth'),
+    requestId: c.get('requestId'),
+    traceId: c.get('traceId'),
+    idempotencyKey,
+    waitSeconds,
+  }
 }
 
 export const projectEdits = createRouter()

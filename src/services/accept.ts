@@ -27,6 +27,8 @@ export interface AcceptContext {
   env: Env
   auth: AuthContext
   requestId: string
+  /** The request's W3C trace id: the job's inference calls carry it on (src/middleware/trace.ts). */
+  traceId?: string
   /** Required by the public job routes; optional on a project's (without one every request creates). */
   idempotencyKey?: string
   /** How long to wait for the job to end before answering (`Prefer: wait`); null: not at all. */
@@ -197,6 +199,7 @@ function jobStart(ctx: AcceptContext, job: JobDraft): JobStart {
     jobId: job.id,
     workspaceId: ctx.auth.workspaceId,
     correlationId: ctx.requestId,
+    ...(ctx.traceId ? { traceId: ctx.traceId } : {}),
     kind: job.kind,
     input: job.input,
     ...(job.batchId ? { batchId: job.batchId } : {}),

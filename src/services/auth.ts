@@ -11,6 +11,7 @@ export const API_KEY_PREFIX = 'sk_live_'
 export const KEY_PREFIX_LENGTH = 12
 
 import type { Scope } from '../lib/scopes'
+import { log } from '../lib/log'
 
 export { SCOPES, type Scope } from '../lib/scopes'
 
@@ -94,7 +95,7 @@ export async function touchApiKey(db: D1Database, keyId: string, now = Date.now(
       .bind(new Date(now).toISOString(), keyId, new Date(now - LAST_USED_RESOLUTION_MS).toISOString())
       .run()
   } catch (err) {
-    console.error(JSON.stringify({ level: 'warn', message: 'last_used_at update failed', keyId, error: String(err) }))
+    log('warn', 'last_used_at update failed', { keyId, error: String(err) })
   }
 }
 

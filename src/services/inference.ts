@@ -11,6 +11,7 @@ import { CLIENT_ERROR_CODES, INFERENCE_ERRORS, isInferenceErrorCode } from '../c
 import { type ErrorFrame, type Notice, type OutputFrame, readFrames } from '../contract/frames'
 import type { InferenceStage } from '../contract/stages'
 import { type PartManifest, signInferenceToken } from '../contract/signing'
+import { childTraceparent, TRACEPARENT_HEADER } from '../contract/trace'
 import { DEADLINE_DEFAULTS, type DeadlineEnv, deadlineConfig } from './deadlines'
 
 const INSPECT_TIMEOUT_MS = 60_000
@@ -135,10 +136,18 @@ export class InferenceClient {
 
   /**
    * POSTs `parts` to `path` on `url` (a server that answered ready; any server when none did).
-   * Resolves with the answer once its status is OK: for a job route, a stream of frames.
+   * Resolves with the answer once its status is OK: for a job route, a stream of frames. With
+   * `trace`, the call is a new span of that trace (`traceparent`) and carries the request id, so
+   * the inference server's log line names both (docs/operations.md).
    * @throws {InferenceFailure} for an error answer or an unreachable server
    */
-  async call(url: string | undefined, path: string, parts: RequestPart[], signal?: AbortSignal): Promise<Response> {
+  async call(
+    url: string | undefined,
+    path: string,
+    parts: RequestPart[],
+    signal?: AbortSignal,
+    trace?: CallTrace,
+  ): Promise<Response> {
     const token = await signInferenceToken(this.#config.signingKey, {
       method: 'POST',
       path,
@@ -153,6 +162,7 @@ export class InferenceClient {
           authorization: `Bearer ${token}`,
           'content-type': 'application/octet-stream',
           'content-length': String(length),
+          ...(trace ? traceHeaders(trace) : {}),
         },
         body: concatParts(parts, length),
         signal,
@@ -173,6 +183,18 @@ export class InferenceClient {
     const { urls } = this.#config
     return urls[Math.floor(Math.random() * urls.length)]
   }
+}
+
+/** Whose call this is, for the inference server's logs. */
+export interface CallTrace {
+  /** The W3C trace id the call joins (32 hex digits). */
+  traceId: string
+  /** Sent as `X-Request-Id`: the job's accepting request. */
+  requestId?: string
+}
+
+function traceHeaders({ traceId, requestId }: CallTrace): Record<string, string> {
+  return { [TRACEPARENT_HEADER]: childTraceparent(traceId), ...(requestId ? { 'x-request-id': requestId } : {}) }
 }
 
 /** The parts' bytes back to back, as one stream of known length (workerd sends it with Content-Length). */

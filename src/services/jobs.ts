@@ -24,6 +24,8 @@ export interface JobStart<K extends JobKindName = JobKindName> {
   jobId: string
   workspaceId: string
   correlationId: string
+  /** The accepting request's W3C trace id, kept with the job for its logs and inference calls. */
+  traceId?: string
   kind: K
   input: JobInputs[K]
   batchId?: string

@@ -14,6 +14,7 @@ import { DAY_MS, iso } from '../lib/time'
 import { settleAbandonedCatalogImages } from './catalog'
 import { CODE_WINDOW_MS } from './email-sign-in'
 import { jobSourcePrefix } from './job-sources'
+import { log } from '../lib/log'
 
 type SweepEnv = Pick<Env, 'DB' | 'BUCKET'>
 
@@ -38,7 +39,7 @@ export async function sweepRetention(env: SweepEnv, now = new Date()): Promise<v
   settled.forEach((outcome, i) => {
     if (outcome.status === 'rejected') {
       const part = Object.keys(parts)[i]
-      console.error(JSON.stringify({ level: 'error', sweep: part, error: String(outcome.reason) }))
+      log('error', 'retention sweep failed', { sweep: part, error: String(outcome.reason) })
     }
   })
 }

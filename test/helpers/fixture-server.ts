@@ -1,6 +1,7 @@
 /**
  * The test world outside the Worker, on 127.0.0.1 only: image files to fetch by `sourceUrl`,
- * redirects, a source that never answers (`/never-answers`), the switch of the inference proxy, webhook receivers, and `POST /inspect` to read
+ * redirects, a source that never answers (`/never-answers`), the switch of the inference proxy, the inference server's log
+ * lines (`GET /control/inference/logs`), webhook receivers, and `POST /inspect` to read
  * what the API returned (file-inspector.ts). (The SSRF guard's
  * DNS-over-HTTPS stand-in is its own server: doh-server.ts.)
  *
@@ -73,7 +74,11 @@ function twelveMegapixelPhoto(): Promise<Buffer> {
   return photo12
 }
 
-export function startFixtureServer(port: number, proxy: InferenceProxy): Promise<Server> {
+export function startFixtureServer(
+  port: number,
+  proxy: InferenceProxy,
+  inferenceLog: () => string[] = () => [],
+): Promise<Server> {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`)
     if (url.pathname === '/files/garment-shirt.png') {
@@ -156,6 +161,11 @@ export function startFixtureServer(port: number, proxy: InferenceProxy): Promise
         res.end(next.body ?? '')
       })
       return
+    }
+    if (url.pathname === '/control/inference/logs') {
+      // The inference server's recent stdout lines (its JSON logs), oldest first.
+      res.writeHead(200, { 'content-type': 'application/json' })
+      return res.end(JSON.stringify({ lines: inferenceLog() }))
     }
     if (url.pathname === '/control/inference/release' && req.method === 'POST') {
       res.writeHead(200, { 'content-type': 'application/json' })

@@ -12,7 +12,7 @@
 import { startDohServer } from './doh-server'
 import { startFixtureServer } from './fixture-server'
 import { startInferenceProxy } from './inference-proxy'
-import { STUB_SEGMENTER, startInferenceServer, stopProcess } from './inference-process'
+import { outputLines, STUB_SEGMENTER, startInferenceServer, stopProcess } from './inference-process'
 import { freePort, TEST_SIGNING_KEYS } from './ports.mjs'
 
 export default async function setup() {
@@ -22,7 +22,7 @@ export default async function setup() {
   const upstreamPort = await freePort()
   const inference = await startInferenceServer(upstreamPort, TEST_SIGNING_KEYS.inference, STUB_SEGMENTER)
   const proxy = await startInferenceProxy(proxyPort, upstreamPort)
-  const fixtures = await startFixtureServer(fixturePort, proxy)
+  const fixtures = await startFixtureServer(fixturePort, proxy, () => outputLines(inference))
   const doh = await startDohServer(dohPort)
   return async () => {
     fixtures.closeAllConnections() // `/never-answers` keeps its requests open

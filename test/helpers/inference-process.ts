@@ -23,21 +23,35 @@ export const TEST_INFERENCE_LIMITS = { INFERENCE_CONCURRENCY: '1', INFERENCE_QUE
  */
 export const STUB_SEGMENTER = { ...TEST_INFERENCE_LIMITS, INFERENCE_SEGMENTER: 'stub', INFERENCE_STUB_DELAY_MS: '200' }
 
+/** The last lines a started server wrote to stdout (its JSON logs), for tests that follow a trace. */
+const OUTPUT_LINES = new WeakMap<ChildProcess, string[]>()
+const KEPT_LINES = 2_000
+
+/** The last lines (up to 2,000) `child` wrote to stdout, oldest first. */
+export const outputLines = (child: ChildProcess): string[] => OUTPUT_LINES.get(child) ?? []
+
 export async function startInferenceServer(
   port: number,
   signingKey: string,
   env: Record<string, string> = TEST_INFERENCE_LIMITS,
 ): Promise<ChildProcess> {
-  // Its stdout says only that it started and stopped: kept, and shown if it fails to start.
-  // Its stderr (errors) goes straight to the test run's.
+  // Its stdout (a JSON line per request) is kept: shown if it fails to start, and read by the tests
+  // that follow a job's trace into it (`outputLines`). Its stderr (errors) goes to the test run's.
   const child = spawn(process.execPath, ['--import', 'tsx', 'inference-server/src/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', INFERENCE_SIGNING_KEY: signingKey },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   let stdout = ''
+  const lines: string[] = []
+  OUTPUT_LINES.set(child, lines)
+  let partial = ''
   child.stdout?.setEncoding('utf8').on('data', (d: string) => {
     stdout = (stdout + d).slice(-10_000)
+    const split = (partial + d).split('\n')
+    partial = split.pop() ?? ''
+    lines.push(...split)
+    if (lines.length > KEPT_LINES) lines.splice(0, lines.length - KEPT_LINES)
   })
   const deadline = Date.now() + READY_TIMEOUT_MS
   while (Date.now() < deadline) {
