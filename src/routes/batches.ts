@@ -11,6 +11,7 @@ import { BatchRequestSchema, BatchSchema } from '../schemas/batch'
 import { IdempotencyHeaders, IdParams, json } from '../schemas/common'
 import { acceptBatch, getBatch } from '../services/batches'
 import { requireIdempotencyKey } from '../services/idempotency'
+import { acceptContext } from './job-route'
 
 const security = [{ Bearer: [] }]
 
@@ -52,10 +53,7 @@ export const getOne = createRoute({
 export const batches = createRouter()
   .openapi(create, async (c) => {
     const idempotencyKey = requireIdempotencyKey(c.req.valid('header')['idempotency-key'])
-    const accepted = await acceptBatch(
-      { env: c.env, auth: c.get('auth'), requestId: c.get('requestId'), traceId: c.get('traceId'), idempotencyKey },
-      c.req.valid('json'),
-    )
+    const accepted = await acceptBatch(acceptContext(c, idempotencyKey), c.req.valid('json'))
     c.header('Location', accepted.location)
     return c.json(accepted.job, 202)
   })

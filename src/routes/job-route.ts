@@ -42,7 +42,17 @@ export function jobRequest(
   const waitSeconds = preferWaitSeconds(headers.prefer)
   const contentType = (c.req.header('content-type') ?? '').toLowerCase()
   if (!contentType) throw new ApiError('invalid_input', 'Expected a JSON or multipart/form-data body')
-  const ctx = {
+  // A url-encoded form goes the multipart way too, where the reader refuses it (415).
+  return { ctx: acceptContext(c, idempotencyKey, waitSeconds), multipart: isFormBody(contentType) }
+}
+
+/** What the accept path needs of a request: who asks, its ids, its key and how long it waits. */
+export function acceptContext(
+  c: Context<AppEnv>,
+  idempotencyKey: string | undefined,
+  waitSeconds: number | null = null,
+): AcceptContext {
+  return {
     env: c.env,
     auth: c.get('auth'),
     requestId: c.get('requestId'),
@@ -50,8 +60,6 @@ export function jobRequest(
     idempotencyKey,
     waitSeconds,
   }
-  // A url-encoded form goes the multipart way too, where the reader refuses it (415).
-  return { ctx, multipart: isFormBody(contentType) }
 }
 
 /**

@@ -6,8 +6,6 @@
  * default), else 202, and its result is read like a job's.
  */
 import { createRoute } from '@hono/zod-openapi'
-import type { Context } from 'hono'
-import type { AppEnv } from '../env'
 import { errorResponses, problemContent } from '../errors'
 import { createRouter, preferWaitSeconds } from '../lib/router'
 import { authorize, resultAccess, resultWorkspace } from '../middleware/auth'
@@ -21,13 +19,12 @@ import {
   Uuid,
 } from '../schemas/common'
 import { ExportCreateSchema, ExportSchema, RefinementCreateSchema, RefinementSchema } from '../schemas/project'
-import type { AcceptContext } from '../services/accept'
 import { findExport, findExportById, toExport } from '../services/exports'
 import { readResult } from '../services/jobs'
 import { acceptExport, acceptRefinement, DEFAULT_EXPORT_WAIT_SECONDS } from '../services/project-edits'
 import { findProject } from '../services/projects'
 import { findRefinement, toRefinement } from '../services/refinements'
-import { acceptedHeaders } from './job-route'
+import { acceptContext, acceptedHeaders } from './job-route'
 import { ResultQuery } from '../schemas/job'
 
 const security = [{ Bearer: [] }]
@@ -144,26 +141,10 @@ const exportResult = createRoute({
   },
 })
 
-/** The accept context of a project's edit: its `Idempotency-Key` is optional. */
-function editRequest(
-  c: Context<AppEnv>,
-  idempotencyKey: string | undefined,
-  waitSeconds: number | null,
-): AcceptContext {
-  return {
-    env: c.env,
-    auth: c.get('auth'),
-    requestId: c.get('requestId'),
-    traceId: c.get('traceId'),
-    idempotencyKey,
-    waitSeconds,
-  }
-}
-
 export const projectEdits = createRouter()
   .openapi(createRefinement, async (c) => {
     const project = await findProject(c.env.DB, c.get('auth').workspaceId, c.req.valid('param').id)
-    const ctx = editRequest(c, c.req.valid('header')['idempotency-key'], null)
+    const ctx = acceptContext(c, c.req.valid('header')['idempotency-key'], null)
     const accepted = await acceptRefinement(ctx, project, c.req.valid('json'))
     c.header('Location', accepted.location)
     return c.json(accepted.job, 202)
@@ -177,7 +158,7 @@ export const projectEdits = createRouter()
     const project = await findProject(c.env.DB, c.get('auth').workspaceId, c.req.valid('param').id)
     const headers = c.req.valid('header')
     const prefer = preferWaitSeconds(headers.prefer)
-    const ctx = editRequest(c, headers['idempotency-key'], prefer ?? DEFAULT_EXPORT_WAIT_SECONDS)
+    const ctx = acceptContext(c, headers['idempotency-key'], prefer ?? DEFAULT_EXPORT_WAIT_SECONDS)
     const accepted = await acceptExport(ctx, project, c.req.valid('json'))
     acceptedHeaders(c, accepted, prefer)
     return accepted.finished ? c.json(accepted.job, 201) : c.json(accepted.job, 202)
