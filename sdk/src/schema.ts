@@ -529,7 +529,10 @@ export interface paths {
         /** List a project's revisions, newest (current) first */
         get: operations["listRevisions"];
         put?: never;
-        /** Edit the newest revision with brush strokes and/or a recipe */
+        /**
+         * Edit the newest revision with brush strokes and/or a recipe
+         * @description The new revision builds on the newest one (baseRevisionId), or, after an undo, on an earlier one named by restoreRevisionId: its mask with the strokes applied.
+         */
         post: operations["createRevision"];
         delete?: never;
         options?: never;
@@ -1537,6 +1540,7 @@ export interface components {
          *       "projectId": "8e2f4a6c-1b3d-4c5e-9f7a-2d4b6c8e0a1f",
          *       "status": "succeeded",
          *       "baseRevisionId": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+         *       "restoreRevisionId": null,
          *       "revisionId": "2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e",
          *       "points": [
          *         {
@@ -1575,6 +1579,11 @@ export interface components {
             projectId: string;
             /**
              * Format: uuid
+             * @description The earlier revision it refines instead of its base; null when it refines its base
+             */
+            restoreRevisionId: string | null;
+            /**
+             * Format: uuid
              * @description The revision it made, once succeeded
              */
             revisionId: string | null;
@@ -1607,6 +1616,11 @@ export interface components {
             baseRevisionId: string;
             box?: components["schemas"]["Box"];
             points?: components["schemas"]["RefinementPoint"][];
+            /**
+             * Format: uuid
+             * @description An earlier revision of this project to start from instead of the base (undo, then edit): the new revision is its mask with the strokes applied, and its recipe unless one is given. baseRevisionId must still be the newest revision.
+             */
+            restoreRevisionId?: string;
         };
         /**
          * @example {
@@ -1712,6 +1726,7 @@ export interface components {
          *       "projectId": "8e2f4a6c-1b3d-4c5e-9f7a-2d4b6c8e0a1f",
          *       "number": 2,
          *       "baseRevisionId": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+         *       "restoreRevisionId": null,
          *       "strokes": [
          *         {
          *           "tool": "erase",
@@ -1752,6 +1767,11 @@ export interface components {
             recipe: components["schemas"]["Recipe"];
             /** Format: uuid */
             refinementId: string | null;
+            /**
+             * Format: uuid
+             * @description The earlier revision this one started from instead of its base; null when it built on its base
+             */
+            restoreRevisionId: string | null;
             strokes: components["schemas"]["Stroke"][];
         };
         /**
@@ -1780,6 +1800,11 @@ export interface components {
              */
             baseRevisionId: string;
             recipe?: components["schemas"]["Recipe"];
+            /**
+             * Format: uuid
+             * @description An earlier revision of this project to start from instead of the base (undo, then edit): the new revision is its mask with the strokes applied, and its recipe unless one is given. baseRevisionId must still be the newest revision.
+             */
+            restoreRevisionId?: string;
             strokes?: components["schemas"]["Stroke"][];
         };
         /**
@@ -1790,6 +1815,7 @@ export interface components {
          *           "projectId": "8e2f4a6c-1b3d-4c5e-9f7a-2d4b6c8e0a1f",
          *           "number": 2,
          *           "baseRevisionId": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+         *           "restoreRevisionId": null,
          *           "strokes": [
          *             {
          *               "tool": "erase",

@@ -325,6 +325,8 @@ export const revisions = sqliteTable(
     projectId: text('project_id').notNull(),
     number: integer('number').notNull(),
     baseRevisionId: text('base_revision_id'),
+    /** The earlier revision whose mask (and recipe) the edit started from instead of the base's (undo, then edit). */
+    restoreRevisionId: text('restore_revision_id'),
     strokes: text('strokes', { mode: 'json' }).$type<unknown[]>().notNull(),
     recipe: text('recipe', { mode: 'json' }).$type<Record<string, unknown> | null>(),
     /** The refinement job that made this revision, if one did. */

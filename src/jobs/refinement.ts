@@ -1,7 +1,8 @@
 /**
  * @module
- * `refinement` (internal; DESIGN.md §3 Refinements): the project's source and a base revision's
- * mask in, a refined mask out, recorded as the next revision when the base is still the newest.
+ * `refinement` (internal; DESIGN.md §3 Refinements): the project's source and the mask of its base
+ * revision (or of the earlier one it restores) in, a refined mask out, recorded as the next
+ * revision when the base is still the newest.
  * Holds no credit; reports `image.refinement.completed.v1` to webhooks and the project's stream.
  */
 import { MASK_OUTPUT, type Recipe, type RefineRequest } from '../contract/editing'
@@ -21,7 +22,9 @@ export interface RefinementInput {
   projectId: string
   baseRevisionId: string
   baseNumber: number
-  /** The recipe the new revision keeps from its base. */
+  /** The earlier revision refined instead of the base (undo, then refine); absent in jobs queued before it existed. */
+  restoreRevisionId?: string | null
+  /** The recipe the new revision keeps from the revision it refines. */
   baseRecipe: Recipe | null
   /** The id the new revision gets (its mask is stored under it). */
   revisionId: string
@@ -54,6 +57,7 @@ export const refinement: JobKind<RefinementInput> = {
       projectId: input.projectId,
       number: input.baseNumber + 1,
       baseRevisionId: input.baseRevisionId,
+      restoreRevisionId: input.restoreRevisionId ?? null,
       strokes: [],
       recipe: input.baseRecipe,
       refinementId: jobId,

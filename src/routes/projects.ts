@@ -136,6 +136,8 @@ const createRev = createRoute({
   path: '/v1/projects/{id}/revisions',
   operationId: 'createRevision',
   summary: 'Edit the newest revision with brush strokes and/or a recipe',
+  description:
+    'The new revision builds on the newest one (baseRevisionId), or, after an undo, on an earlier one named by restoreRevisionId: its mask with the strokes applied.',
   tags,
   security,
   middleware: [authorize('POST /v1/projects/{id}/revisions')] as const,

@@ -92,6 +92,7 @@ const EXAMPLE_REVISION = {
   projectId: IDS.project,
   number: 2,
   baseRevisionId: IDS.revision1,
+  restoreRevisionId: null,
   strokes: [EXAMPLE_STROKE],
   recipe: null,
   refinementId: null,
@@ -102,14 +103,21 @@ const EXAMPLE_REVISION = {
   },
 }
 
+/** Undo, then edit: the earlier revision an edit starts from, while its base stays the newest (docs/decisions.md). */
+const RestoreRevisionId = Uuid.openapi({
+  description:
+    'An earlier revision of this project to start from instead of the base (undo, then edit): the new revision is its mask with the strokes applied, and its recipe unless one is given. baseRevisionId must still be the newest revision.',
+})
+
 export const RevisionCreateSchema = z
   .strictObject({
     baseRevisionId: Uuid.openapi({ description: 'The newest revision, which this edit is based on' }),
+    restoreRevisionId: RestoreRevisionId.optional(),
     strokes: z.array(StrokeSchema).max(editing.MAX_STROKES).optional(),
     recipe: RecipeSchema.optional(),
   })
-  .refine((r) => (r.strokes?.length ?? 0) > 0 || r.recipe !== undefined, {
-    message: 'Expected at least one stroke or a recipe',
+  .refine((r) => (r.strokes?.length ?? 0) > 0 || r.recipe !== undefined || r.restoreRevisionId !== undefined, {
+    message: 'Expected at least one stroke, a recipe or a revision to restore',
     path: ['strokes'],
   })
   .openapi('RevisionCreate', { example: { baseRevisionId: IDS.revision1, strokes: [EXAMPLE_STROKE] } })
@@ -120,6 +128,9 @@ export const RevisionSchema = z
     projectId: z.uuid(),
     number: z.int(),
     baseRevisionId: z.uuid().nullable(),
+    restoreRevisionId: z.uuid().nullable().openapi({
+      description: 'The earlier revision this one started from instead of its base; null when it built on its base',
+    }),
     strokes: z.array(StrokeSchema),
     recipe: RecipeSchema.nullable(),
     refinementId: z.uuid().nullable(),
@@ -137,6 +148,7 @@ const EXAMPLE_REFINEMENT = {
   projectId: IDS.project,
   status: 'succeeded' as const,
   baseRevisionId: IDS.revision1,
+  restoreRevisionId: null,
   revisionId: IDS.revision2,
   points: [{ x: 0.52, y: 0.41, label: 'foreground' as const }],
   box: { x: 0.25, y: 0.2, width: 0.3, height: 0.25 },
@@ -148,6 +160,7 @@ const EXAMPLE_REFINEMENT = {
 export const RefinementCreateSchema = z
   .strictObject({
     baseRevisionId: Uuid.openapi({ description: 'The newest revision, which the refinement improves' }),
+    restoreRevisionId: RestoreRevisionId.optional(),
     points: z.array(RefinementPointSchema).min(1).max(editing.MAX_REFINEMENT_POINTS).optional(),
     box: BoxSchema.optional(),
   })
@@ -166,6 +179,10 @@ export const RefinementSchema = z
     projectId: z.uuid(),
     status: z.enum(JOB_STATUSES),
     baseRevisionId: z.uuid(),
+    restoreRevisionId: z
+      .uuid()
+      .nullable()
+      .openapi({ description: 'The earlier revision it refines instead of its base; null when it refines its base' }),
     revisionId: z.uuid().nullable().openapi({ description: 'The revision it made, once succeeded' }),
     points: z.array(RefinementPointSchema).optional(),
     box: BoxSchema.optional(),

@@ -18,7 +18,15 @@ import { type AcceptContext, type Accepted, acceptJobs } from './accept'
 import { exportPath, type ExportOptions, findExport, toExport } from './exports'
 import { type ProjectRow, REFINEMENTS_PER_PROJECT, SPENT_REFINEMENTS_SQL } from './projects'
 import { findRefinement, type RefinementOptions, refinementPath, toRefinement } from './refinements'
-import { currentBase, currentRevision, findRevision, type RevisionRow, revisionMask } from './revisions'
+import {
+  currentBase,
+  currentRevision,
+  findRevision,
+  recipeOf,
+  type RevisionRow,
+  revisionMask,
+  startOf,
+} from './revisions'
 
 /** Exports wait this long for their result unless `Prefer: wait` says otherwise (DESIGN.md §3). */
 export const DEFAULT_EXPORT_WAIT_SECONDS = 8
@@ -32,23 +40,33 @@ const sourceOf = (project: ProjectRow) => ({
   sha256: project.source_sha256,
 })
 
-/** A box and/or labelled points over the newest revision; it ends as the project's next revision. */
+/**
+ * A box and/or labelled points over the newest revision, or over the earlier one it restores (undo,
+ * then refine); it ends as the project's next revision.
+ */
 export function acceptRefinement(
   ctx: AcceptContext,
   project: ProjectRow,
   req: RefinementCreate,
 ): Promise<Accepted<Refinement>> {
   const { env } = ctx
-  return acceptJobs<Refinement, RevisionRow>(ctx, {
+  return acceptJobs<Refinement, { base: RevisionRow; start: RevisionRow; restoreRevisionId: string | null }>(ctx, {
     kind: 'refinement',
     idempotency: { scope: 'project-refinements', request: { projectId: project.id, body: req } },
-    check: () => currentBase(env.DB, project.id, req.baseRevisionId),
-    async draft(jobId, base) {
+    async check() {
+      const base = await currentBase(env.DB, project.id, req.baseRevisionId)
+      return { base, ...(await startOf(env.DB, project.id, base, req.restoreRevisionId)) }
+    },
+    async draft(jobId, { base, start, restoreRevisionId }) {
       const request: RefineRequest = {
         ...(req.points ? { points: req.points } : {}),
         ...(req.box ? { box: req.box } : {}),
       }
-      const options: RefinementOptions = { baseRevisionId: base.id, ...request }
+      const options: RefinementOptions = {
+        baseRevisionId: base.id,
+        ...(restoreRevisionId ? { restoreRevisionId } : {}),
+        ...request,
+      }
       return {
         jobs: [
           {
@@ -61,10 +79,11 @@ export function acceptRefinement(
               projectId: project.id,
               baseRevisionId: base.id,
               baseNumber: base.number,
-              baseRecipe: base.recipe ? (JSON.parse(base.recipe) as Recipe) : null,
+              restoreRevisionId,
+              baseRecipe: recipeOf(start),
               revisionId: crypto.randomUUID(),
               source: sourceOf(project),
-              mask: revisionMask(base),
+              mask: revisionMask(start),
               request,
             },
           },

@@ -9,7 +9,7 @@ import { findJobOfKind, findProjectJob, type JobRow } from './job-store'
 import { refinementRevisionId } from './revisions'
 
 /** What a refinement's job row keeps in `options`. */
-export type RefinementOptions = Pick<RefinementCreate, 'baseRevisionId' | 'points' | 'box'>
+export type RefinementOptions = Pick<RefinementCreate, 'baseRevisionId' | 'restoreRevisionId' | 'points' | 'box'>
 
 export const refinementPath = (projectId: string, id: string) => `/v1/projects/${projectId}/refinements/${id}`
 
@@ -23,6 +23,7 @@ export async function toRefinement(db: D1Database, row: JobRow): Promise<Refinem
     projectId: row.project_id ?? '',
     status: row.status,
     baseRevisionId: options.baseRevisionId,
+    restoreRevisionId: options.restoreRevisionId ?? null,
     revisionId: await refinementRevisionId(db, row.id),
     ...(options.points ? { points: options.points } : {}),
     ...(options.box ? { box: options.box } : {}),

@@ -1,7 +1,8 @@
 /**
  * @module
  * Revisions (DESIGN.md §3 Projects): immutable masks of a project, numbered from 1; the newest is
- * current, and an edit must name it as its base or get 409 `revision_conflict`. Strokes are
+ * current, and an edit must name it as its base or get 409 `revision_conflict`; it may start from an
+ * earlier revision's mask instead (`restoreRevisionId`: undo, then edit). Strokes are
  * rasterised by the inference server at the source's resolution (`/v1/revise`), so the same
  * strokes give the same mask bytes.
  */
@@ -22,6 +23,8 @@ export interface RevisionRow {
   project_id: string
   number: number
   base_revision_id: string | null
+  /** Null for revisions that built on their base (and for those made before the column). */
+  restore_revision_id: string | null
   strokes: string
   recipe: string | null
   refinement_id: string | null
@@ -36,6 +39,8 @@ export interface NewRevision {
   projectId: string
   number: number
   baseRevisionId: string | null
+  /** The earlier revision it started from instead of its base, if any. */
+  restoreRevisionId?: string | null
   strokes: Stroke[]
   recipe: Recipe | null
   refinementId: string | null
@@ -49,8 +54,8 @@ export interface NewRevision {
 export function revisionInsert(db: D1Database, r: NewRevision): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO revisions (id, project_id, number, base_revision_id, strokes, recipe, refinement_id, mask_key, mask_size, mask_sha256, created_at)
-       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+      `INSERT INTO revisions (id, project_id, number, base_revision_id, restore_revision_id, strokes, recipe, refinement_id, mask_key, mask_size, mask_sha256, created_at)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
        WHERE COALESCE((SELECT MAX(number) FROM revisions WHERE project_id = ?), 0) = ? - 1`,
     )
     .bind(
@@ -58,6 +63,7 @@ export function revisionInsert(db: D1Database, r: NewRevision): D1PreparedStatem
       r.projectId,
       r.number,
       r.baseRevisionId,
+      r.restoreRevisionId ?? null,
       JSON.stringify(r.strokes),
       r.recipe ? JSON.stringify(r.recipe) : null,
       r.refinementId,
@@ -148,6 +154,25 @@ export async function currentBase(db: D1Database, projectId: string, baseRevisio
   return base
 }
 
+/**
+ * Where an edit starts: the base (the newest), or the earlier revision it restores (undo, then
+ * edit). The base must still be the newest either way: that is what detects a concurrent edit.
+ * Naming the base itself restores nothing.
+ */
+export async function startOf(
+  db: D1Database,
+  projectId: string,
+  base: RevisionRow,
+  restoreRevisionId: string | undefined,
+): Promise<{ start: RevisionRow; restoreRevisionId: string | null }> {
+  if (!restoreRevisionId || restoreRevisionId === base.id) return { start: base, restoreRevisionId: null }
+  const start = await findRevision(db, projectId, restoreRevisionId, 'restoreRevisionId')
+  return { start, restoreRevisionId: start.id }
+}
+
+/** The recipe an edit keeps when it gives none: its start's. */
+export const recipeOf = (row: RevisionRow): Recipe | null => (row.recipe ? (JSON.parse(row.recipe) as Recipe) : null)
+
 export const revisionMask = (row: RevisionRow): StoredSource => ({
   key: row.mask_key,
   size: row.mask_size,
@@ -207,15 +232,16 @@ async function reviseOnce(
 }
 
 /**
- * A user's edit: strokes over the current revision (and/or a new recipe). No strokes keeps the
- * base's mask bytes; no recipe keeps the base's recipe.
+ * A user's edit: strokes over the current revision, or over the earlier one it restores (and/or a
+ * new recipe). No strokes keeps its start's mask bytes; no recipe keeps its start's recipe.
  */
 export async function createRevision(
   env: Env,
   project: ProjectRow,
-  req: { baseRevisionId: string; strokes?: Stroke[]; recipe?: Recipe },
+  req: { baseRevisionId: string; restoreRevisionId?: string; strokes?: Stroke[]; recipe?: Recipe },
 ): Promise<RevisionRow> {
   const base = await currentBase(env.DB, project.id, req.baseRevisionId)
+  const { start, restoreRevisionId } = await startOf(env.DB, project.id, base, req.restoreRevisionId)
   const strokes = req.strokes ?? []
   const id = crypto.randomUUID()
   const mask = strokes.length
@@ -226,18 +252,19 @@ export async function createRevision(
           revisionId: id,
           width: project.width,
           height: project.height,
-          base: revisionMask(base),
+          base: revisionMask(start),
           strokes,
         },
         () => currentBase(env.DB, project.id, base.id),
       )
-    : revisionMask(base)
-  const recipe = req.recipe ?? (base.recipe ? (JSON.parse(base.recipe) as Recipe) : null)
+    : revisionMask(start)
+  const recipe = req.recipe ?? recipeOf(start)
   const inserted = await insertRevision(env.DB, {
     id,
     projectId: project.id,
     number: base.number + 1,
     baseRevisionId: base.id,
+    restoreRevisionId,
     strokes,
     recipe,
     refinementId: null,
@@ -265,6 +292,7 @@ export function toRevision(row: RevisionRow): Revision {
     projectId: row.project_id,
     number: row.number,
     baseRevisionId: row.base_revision_id,
+    restoreRevisionId: row.restore_revision_id ?? null,
     strokes: JSON.parse(row.strokes) as Stroke[],
     recipe: row.recipe ? (JSON.parse(row.recipe) as Recipe) : null,
     refinementId: row.refinement_id,

@@ -134,6 +134,63 @@ describe('refinements', () => {
   )
 
   it(
+    'undo, then refine: restoreRevisionId refines an earlier revision’s mask; a stale base is still 409, a bad restore id 400',
+    async () => {
+      const { key } = await seedWorkspace()
+      const project = await createProject(key, await succeededRemoval(key, 'astronaut.png'))
+      const first = project.currentRevisionId
+      // Revision 2 erases a disc over most of the photo: the step being undone.
+      const erased = await revise(key, project.id, {
+        baseRevisionId: first,
+        strokes: [{ tool: 'erase', points: [[0.5, 0.5]], size: 1 }],
+      })
+      await expectProblem(
+        await refine(key, project.id, { baseRevisionId: erased.id, restoreRevisionId: crypto.randomUUID(), box: BOX }),
+        400,
+        'invalid_input',
+        'restoreRevisionId',
+      )
+      await expectProblem(
+        await refine(key, project.id, { baseRevisionId: first, restoreRevisionId: first, box: BOX }),
+        409,
+        'revision_conflict',
+      )
+      const res = await refine(key, project.id, { baseRevisionId: erased.id, restoreRevisionId: first, box: BOX })
+      expect(res.status, await res.clone().text()).toBe(202)
+      const queued = (await res.json()) as RefinementView & { restoreRevisionId: string | null }
+      expect(queued).toMatchObject({ baseRevisionId: erased.id, restoreRevisionId: first })
+      expect(await jobEnded(queued.id)).toBe('succeeded')
+      const done = (await (
+        await api(`/v1/projects/${project.id}/refinements/${queued.id}`, { key })
+      ).json()) as RefinementView
+      const revision = (await (
+        await api(`/v1/projects/${project.id}/revisions/${done.revisionId}`, { key })
+      ).json()) as RevisionView & { restoreRevisionId: string | null }
+      expect(revision).toMatchObject({ number: 3, baseRevisionId: erased.id, restoreRevisionId: first })
+      const [m1, m2, refined] = await Promise.all([
+        mask(key, { links: { mask: `/v1/projects/${project.id}/revisions/${first}/mask` } } as RevisionView),
+        mask(key, erased),
+        mask(key, revision),
+      ])
+      // Outside the box revision 1's mask, pixel for pixel, not revision 2's erase.
+      const [x0, y0] = [Math.floor(BOX.x * 512), Math.floor(BOX.y * 512)]
+      const [x1, y1] = [Math.ceil((BOX.x + BOX.width) * 512), Math.ceil((BOX.y + BOX.height) * 512)]
+      let outside = 0
+      let undone = 0
+      for (let y = 0; y < 512; y++) {
+        for (let x = 0; x < 512; x++) {
+          if (x >= x0 && x < x1 && y >= y0 && y < y1) continue
+          outside += refined.at(x, y) === m1.at(x, y) ? 0 : 1
+          undone += refined.at(x, y) === m2.at(x, y) ? 0 : 1
+        }
+      }
+      expect(outside, 'pixels outside the box that differ from revision 1').toBe(0)
+      expect(undone, 'pixels where revision 2’s erase is undone').toBeGreaterThan(1000)
+    },
+    testBudget(3),
+  )
+
+  it(
     'the 21st refinement of a project is 429, failed ones give their place back; a stale base is 409; bad points and boxes are 400',
     async () => {
       const { key } = await seedWorkspace()

@@ -159,6 +159,98 @@ describe('revisions', () => {
     }
   })
 
+  it('undo, then edit: restoreRevisionId starts from an earlier revision’s mask and recipe, not the newest one', async () => {
+    const { key } = await seedWorkspace()
+    const project = await createProject(key, await succeededRemoval(key, 'astronaut.png'))
+    const first = (await (
+      await api(`${project.links.revisions}/${project.currentRevisionId}`, { key })
+    ).json()) as RevisionView
+    // Revision 2 erases a disc over most of the photo and sets a recipe: the step being undone.
+    const recipe = { version: 1, background: { type: 'color', color: '#FF0000' } }
+    const erased = await revise(key, project.id, {
+      baseRevisionId: first.id,
+      strokes: [{ tool: 'erase', points: [[0.5, 0.5]], size: 1 }],
+      recipe,
+    })
+    const [m1, m2] = [await mask(key, first), await mask(key, erased)]
+
+    // A dot near the corner that changes revision 1 whatever its mask is there.
+    const [dx, dy] = [51, 51]
+    const tool = m1.at(dx, dy) > 127 ? 'erase' : 'restore'
+    const stroke = { tool, points: [[(dx + 0.5) / 512, (dy + 0.5) / 512]], size: 0.05 }
+    const res = await postRevision(key, project.id, {
+      baseRevisionId: erased.id,
+      restoreRevisionId: first.id,
+      strokes: [stroke],
+    })
+    expect(res.status, await res.clone().text()).toBe(201)
+    const restored = (await res.json()) as RevisionView & { restoreRevisionId: string | null }
+    // Numbered after the newest, based on it, started from revision 1, with revision 1's recipe (none).
+    expect(restored).toMatchObject({ number: 3, baseRevisionId: erased.id, restoreRevisionId: first.id, recipe: null })
+    const m3 = await mask(key, restored)
+    expect(m3.at(dx, dy)).toBe(tool === 'erase' ? 0 : 255)
+    expect(m3.at(dx, dy)).not.toBe(m1.at(dx, dy))
+    // Outside the dot (radius 12.8 px, plus a pixel) revision 1's mask, pixel for pixel, so not revision 2's erase.
+    let outside = 0
+    let undone = 0
+    for (let y = 0; y < 512; y++) {
+      for (let x = 0; x < 512; x++) {
+        if (Math.hypot(x - dx, y - dy) <= 14) continue
+        outside += m3.at(x, y) === m1.at(x, y) ? 0 : 1
+        undone += m3.at(x, y) === m2.at(x, y) ? 0 : 1
+      }
+    }
+    expect(outside, 'pixels outside the stroke that differ from revision 1').toBe(0)
+    expect(undone, 'pixels where revision 2’s erase is undone').toBeGreaterThan(1000)
+    expect(await (await api(restored.links.self, { key })).json()).toMatchObject({ restoreRevisionId: first.id })
+    expect(await (await api(erased.links.self, { key })).json()).toMatchObject({ restoreRevisionId: null })
+
+    // No strokes: a plain restore of revision 2, its mask bytes and recipe, as the newest revision.
+    const back = await revise(key, project.id, { baseRevisionId: restored.id, restoreRevisionId: erased.id })
+    expect(back).toMatchObject({ number: 4, strokes: [], recipe })
+    expect(await download(key, back.links.mask)).toEqual(await download(key, erased.links.mask))
+  })
+
+  it('a restore does not skip the conflict check: a stale base with restoreRevisionId is 409', async () => {
+    const { key } = await seedWorkspace()
+    const project = await createProject(key, await succeededRemoval(key, 'astronaut.png'))
+    const first = project.currentRevisionId
+    const second = await revise(key, project.id, { baseRevisionId: first, strokes: [dot('erase')] })
+    await revise(key, project.id, { baseRevisionId: second.id, strokes: [dot('restore')] })
+    // Revision 2 is no longer the newest, so this edit was made on a stale view of the project.
+    const stale = await postRevision(key, project.id, {
+      baseRevisionId: second.id,
+      restoreRevisionId: first,
+      strokes: [dot('erase')],
+    })
+    await expectProblem(stale, 409, 'revision_conflict')
+    const revisions = (await (await api(project.links.revisions, { key })).json()) as { revisions: RevisionView[] }
+    expect(revisions.revisions).toHaveLength(3)
+  })
+
+  it('a restoreRevisionId that is not a revision of this project is 400 naming the field, like a bad base', async () => {
+    const { key } = await seedWorkspace()
+    const jobId = await succeededRemoval(key, 'astronaut.png')
+    const project = await createProject(key, jobId)
+    const other = await createProject(key, jobId)
+    for (const restoreRevisionId of [crypto.randomUUID(), other.currentRevisionId]) {
+      const res = await postRevision(key, project.id, {
+        baseRevisionId: project.currentRevisionId,
+        restoreRevisionId,
+        strokes: [dot('erase')],
+      })
+      const problem = await expectProblem(res, 400, 'invalid_input', 'restoreRevisionId')
+      expect(problem.detail).toBe(`No revision ${restoreRevisionId} in this project`)
+    }
+    const res = await postRevision(key, project.id, {
+      baseRevisionId: project.currentRevisionId,
+      restoreRevisionId: 'revision-1',
+    })
+    expect((await expectProblem(res, 400, 'invalid_input', 'restoreRevisionId')).detail).toMatch(/UUID/i)
+    const revisions = (await (await api(project.links.revisions, { key })).json()) as { revisions: RevisionView[] }
+    expect(revisions.revisions).toHaveLength(1)
+  })
+
   it(
     'the same strokes on a 12 MP source give the same mask bytes, at the source’s resolution',
     async () => {

@@ -1,0 +1,1 @@
+ALTER TABLE `revisions` ADD `restore_revision_id` text;
