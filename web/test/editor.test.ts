@@ -2,8 +2,9 @@
  * The editor (web/editor.html, web/src/editor/) in headless Chromium against the clients stage's
  * shared local stack (the real model): opened from History, a brush stroke changes the exported
  * PNG only where it was drawn, Undo shows (and exports) the previous revision again, a box
- * refinement makes a new revision, each export format downloads and opens, and a revision made
- * through the API behind the editor's back turns its next stroke into a 409 that reloads it.
+ * refinement makes a new revision, each export format downloads and opens, a revision made
+ * through the API behind the editor's back turns its next stroke into a 409 that reloads it, and
+ * a stroke drawn after Undo starts from the revision on show and drops the undone ones.
  *
  * SCREENSHOTS_DIR=docs/web writes the screenshots docs/web.md shows.
  */
@@ -205,7 +206,7 @@ describe('the editor', () => {
     await context.close()
   })
 
-  it('opens from History; a stroke changes the export only where drawn; undo restores the previous mask; a box refinement makes a revision; every format downloads; a 409 reloads', async () => {
+  it('opens from History; a stroke changes the export only where drawn; undo restores the previous mask; a box refinement makes a revision; every format downloads; a 409 reloads; undo, then draw starts from the revision on show', async () => {
     const { context, page } = await newPage()
     await page.goto(baseUrl)
     const edit = page.locator('#history-rows a', { hasText: 'Edit' }).first()
@@ -382,6 +383,50 @@ describe('the editor', () => {
     expect(await page.getAttribute('#revision', 'data-revision-id')).toBe(elsewhere.id)
     const after409 = await api<{ revisions: unknown[] }>(`/v1/projects/${projectId}/revisions`)
     expect(after409.revisions).toHaveLength(4)
+
+    // Undo back to revision 1, then draw: the stroke starts from what is on show, and the undone
+    // revisions leave Redo, as in any paint program. An erase across the subject's lower half,
+    // clear of the first stroke's reach.
+    for (const label of ['Revision 3 of 4', 'Revision 2 of 4', 'Revision 1 of 4']) {
+      await page.click('#undo')
+      await revisionShown(page, label)
+    }
+    const ly = Math.round((cy + opaque.y1) / 2)
+    expect(ly - cy).toBeGreaterThan(50)
+    expect(base.data[(ly * SIZE + mx) * 4 + 3]).toBeGreaterThan(200)
+    await tool(page, 'erase')
+    await drag(page, [
+      [sx0, ly],
+      [sx1, ly],
+    ])
+    await revisionShown(page, 'Revision 2 of 2')
+    expect(await page.locator('#redo').isDisabled()).toBe(true)
+    const redrawn = await exportAs(page, 'png')
+    expect(redrawn.name).toMatch(/-r5\.png$/)
+    const fromFirst = await rgba(redrawn.bytes)
+    // Revision 1 plus the stroke: changed only within its reach, erased in its middle…
+    const strokeDiff = changed(base.data, fromFirst.data, SIZE)
+    expect(strokeDiff.count).toBeGreaterThan(500)
+    expect(strokeDiff.box.x0).toBeGreaterThanOrEqual(Math.floor(sx0 - 22))
+    expect(strokeDiff.box.x1).toBeLessThanOrEqual(Math.ceil(sx1 + 22))
+    expect(strokeDiff.box.y0).toBeGreaterThanOrEqual(ly - 22)
+    expect(strokeDiff.box.y1).toBeLessThanOrEqual(ly + 22)
+    expect(fromFirst.data[(ly * SIZE + mx) * 4 + 3]).toBe(0)
+    // …and not revision 2's erase (nor the refinement, nor revision 4's dot): as revision 1 where it erased.
+    const alphaAt = (data: Buffer, x: number, y: number) => data[(y * SIZE + x) * 4 + 3]
+    expect(alphaAt(fromFirst.data, mx, cy)).toBe(alphaAt(base.data, mx, cy))
+    expect(alphaAt(fromFirst.data, mx, cy)).toBeGreaterThan(200)
+    const afterUndo = await api<{ revisions: { id: string; number: number; restoreRevisionId: string | null }[] }>(
+      `/v1/projects/${projectId}/revisions`,
+    )
+    expect(afterUndo.revisions).toHaveLength(5)
+    expect(afterUndo.revisions[0]).toMatchObject({ number: 5, restoreRevisionId: revisions[2].id })
+    // One Undo goes back to revision 1, not to the undone ones.
+    await page.click('#undo')
+    await revisionShown(page, 'Revision 1 of 2')
+    expect(await page.getAttribute('#revision', 'data-revision-id')).toBe(revisions[2].id)
+    await page.click('#redo')
+    await revisionShown(page, 'Revision 2 of 2')
 
     // Phone width: the panel goes under the picture and nothing is wider than the screen.
     await page.setViewportSize(PHONE)

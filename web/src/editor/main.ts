@@ -2,8 +2,9 @@
  * The editor page (/editor?job=<removal id> or ?project=<id>): signed in, it opens the project
  * made from a finished removal and shows its newest revision. Brush strokes are drawn live and
  * saved as a revision on release; Undo and Redo walk the revisions; AI refine sends points or a
- * box; Export renders the shown revision and downloads it. A 409 from an edit made elsewhere is
- * said, and the newest revision is loaded.
+ * box; Export renders the shown revision and downloads it. An edit after Undo starts from the
+ * revision on show and drops the undone ones from Redo, as in any paint program (the API's
+ * `restoreRevisionId`). A 409 from an edit made elsewhere is said, and the newest revision is loaded.
  */
 import { CutoutProblem, describeError } from '../api'
 import { byId, h, showError } from '../dom'
@@ -13,6 +14,7 @@ import type { Mask } from './codecs'
 import { setUpExport } from './export-form'
 import {
   addStroke,
+  type EditBase,
   followProject,
   getProject,
   getRefinement,
@@ -25,6 +27,7 @@ import {
   type Revision,
   refine,
   revisionMask,
+  undoHistory,
 } from './project'
 import { EditorView } from './view'
 
@@ -42,12 +45,20 @@ view.onDraw = () => {
 }
 
 let project: Project
+/** Every revision of the project, oldest first. */
+let all: Revision[] = []
+/** The undo history: the newest revision and those it was made from, oldest first (see `undoHistory`). */
 let revisions: Revision[] = []
 /** The index in `revisions` of the revision on show (Undo and Redo move it). */
 let shown = 0
 const masks = new Map<string, Mask>()
 /** Strokes drawn but not yet made into revisions, oldest first; shown over the mask. */
 const pending: LiveStroke[] = []
+/**
+ * The revision on show when each pending stroke was drawn: after Undo, the one it starts from.
+ * Undefined for a stroke drawn over an earlier pending one, which builds on that one's revision.
+ */
+const drawnOn = new Map<LiveStroke, string | undefined>()
 let saving: Promise<void> = Promise.resolve()
 
 const newest = () => revisions.length - 1
@@ -73,26 +84,30 @@ async function show(index: number): Promise<void> {
   label.textContent =
     index === newest()
       ? `Revision ${index + 1} of ${revisions.length}`
-      : `Revision ${index + 1} of ${revisions.length} (Redo to return to the newest)`
+      : `Revision ${index + 1} of ${revisions.length} (Redo to return; an edit here replaces the undone ones)`
   label.dataset.revisionId = revisions[index].id
   byId<HTMLButtonElement>('undo').disabled = index === 0
   byId<HTMLButtonElement>('redo').disabled = index === newest()
 }
 
+function setRevisions(list: Revision[]): void {
+  all = list
+  revisions = undoHistory(all)
+}
+
 /** Reads the revisions again and shows the newest (after a refinement, or an edit made elsewhere). */
 async function reload(): Promise<void> {
-  revisions = await listRevisions(project.id)
+  setRevisions(await listRevisions(project.id))
   await show(newest())
 }
 
-/** Edits build on the newest revision (SPEC.md §4); after Undo the person is told so, not surprised. */
-function canEdit(): boolean {
-  if (shown === newest()) return true
-  showError(
-    error,
-    `Revision ${shown + 1} is on show after Undo. Edits are made on the newest revision (${revisions.length}): press Redo to get back to it, or export this one.`,
-  )
-  return false
+/**
+ * An edit names the newest revision as its base (SPEC.md §4: how the API detects an edit made
+ * elsewhere) and, when an older one is what the person sees after Undo, starts from that one.
+ */
+function editBase(from: string | undefined = revisions[shown].id): EditBase {
+  const baseRevisionId = revisions[newest()].id
+  return from && from !== baseRevisionId ? { baseRevisionId, restoreRevisionId: from } : { baseRevisionId }
 }
 
 function brush(tool: 'restore' | 'erase'): BrushSettings {
@@ -111,14 +126,16 @@ function save(stroke: LiveStroke): void {
     if (!pending.includes(stroke)) return // dropped by a conflict
     say('Saving the stroke…')
     try {
-      const revision = await addStroke(project.id, revisions[newest()].id, stroke.toStroke())
+      const revision = await addStroke(project.id, editBase(drawnOn.get(stroke)), stroke.toStroke())
       masks.set(revision.id, await revisionMask(revision))
-      revisions.push(revision)
+      setRevisions([...all, revision]) // after Undo, the undone revisions leave the history
       pending.splice(pending.indexOf(stroke), 1)
+      drawnOn.delete(stroke)
       await show(newest())
       say(`Saved as revision ${revision.number}.`)
     } catch (err) {
       pending.length = 0
+      drawnOn.clear()
       view.draw()
       if (err instanceof CutoutProblem && err.status === 409) {
         await reload()
@@ -151,13 +168,11 @@ function setUpPointer(): void {
     if (!view.photo || event.button !== 0) return
     const tool = currentTool()
     const [x, y] = view.eventToPhoto(event)
-    showError(error, null)
-    // Every tool but the hand changes the newest revision.
-    if (tool !== 'pan' && !canEdit()) return
     canvas.setPointerCapture(event.pointerId)
     drag = { tool, x: event.clientX, y: event.clientY }
     if (tool === 'restore' || tool === 'erase') {
       drag.stroke = new LiveStroke(brush(tool), view.photo.width, view.photo.height)
+      drawnOn.set(drag.stroke, pending.length ? undefined : revisions[shown].id)
       pending.push(drag.stroke)
       drag.stroke.add(x, y)
     } else if (tool === 'box') {
@@ -187,6 +202,8 @@ function setUpPointer(): void {
   })
   const end = () => {
     if (!drag) return
+    // The last message goes once the gesture is over: hiding it sooner moves the canvas under the pointer.
+    showError(error, null)
     if (drag.stroke) save(drag.stroke)
     if (drag.tool === 'box') {
       const box = view.marks.box
@@ -312,7 +329,6 @@ async function startRefinement(): Promise<void> {
   if (!photo) return
   showError(error, null)
   if (!points.length && !box) return showError(error, 'Add a keep or drop point, or draw a box, first.')
-  if (!canEdit()) return
   const unit = (v: number) => Math.min(1, Math.max(0, v))
   const body: Parameters<typeof refine>[2] = {}
   if (points.length)
@@ -329,7 +345,7 @@ async function startRefinement(): Promise<void> {
   }
   button.disabled = true
   try {
-    const made = await refine(project.id, revisions[newest()].id, body)
+    const made = await refine(project.id, editBase(), body)
     showRefineStage('queued', 'Queued: it runs when the workspace has a free slot.')
     const ended = await new Promise<Pick<Refinement, 'status' | 'error'>>((resolve) => {
       waiting.set(made.id, resolve)
@@ -398,7 +414,7 @@ async function open(): Promise<void> {
   project = projectId ? await getProject(projectId) : await projectFromJob(jobId!)
   history.replaceState(null, '', `/editor?project=${encodeURIComponent(project.id)}`)
   byId('editor-title').textContent = `Edit: ${project.name}`
-  revisions = await listRevisions(project.id)
+  setRevisions(await listRevisions(project.id))
   say('Loading the photo and its mask…')
   const [photo] = await Promise.all([projectPhoto(project, revisions[0].id), maskOf(revisions[newest()])])
   view.photo = photo

@@ -14,7 +14,15 @@ export type Revision = Schemas['Revision']
 export type Refinement = Schemas['Refinement']
 export type Export = Schemas['Export']
 export type ExportFormat = Export['format']
-export type RefinementRequest = Omit<Schemas['RefinementCreate'], 'baseRevisionId'>
+export type RefinementRequest = Omit<Schemas['RefinementCreate'], 'baseRevisionId' | 'restoreRevisionId'>
+/**
+ * What an edit builds on: the newest revision (or the API answers 409 revision_conflict), and,
+ * after Undo, the earlier revision on show that it starts from instead.
+ */
+export interface EditBase {
+  baseRevisionId: string
+  restoreRevisionId?: string
+}
 
 const base = (id: string) => `/v1/projects/${encodeURIComponent(id)}`
 
@@ -38,24 +46,41 @@ export async function listRevisions(id: string): Promise<Revision[]> {
   return revisions.sort((a, b) => a.number - b.number)
 }
 
+/**
+ * The undo history of `revisions` (all of a project's, any order): the newest and the revisions
+ * it was made from, back to revision 1, oldest first. Each started from the revision it restored
+ * (an edit after Undo) or else its base, so steps undone and then drawn over are left out.
+ */
+export function undoHistory(revisions: Revision[]): Revision[] {
+  const byId = new Map(revisions.map((r) => [r.id, r]))
+  const history: Revision[] = []
+  let at = revisions.reduce<Revision | undefined>((a, r) => (a && a.number > r.number ? a : r), undefined)
+  while (at) {
+    history.unshift(at)
+    const from = at.restoreRevisionId ?? at.baseRevisionId
+    at = from ? byId.get(from) : undefined
+  }
+  return history
+}
+
 export async function revisionMask(revision: Revision): Promise<Mask> {
   const res = await request(revision.links.mask)
   return decodeGrayPng(new Uint8Array(await res.arrayBuffer()))
 }
 
-/** A revision from one stroke on `baseRevisionId` (the newest, or the API answers 409 revision_conflict). */
-export function addStroke(projectId: string, baseRevisionId: string, stroke: Stroke): Promise<Revision> {
+/** A revision from one stroke on `on` (see {@link EditBase}). */
+export function addStroke(projectId: string, on: EditBase, stroke: Stroke): Promise<Revision> {
   return requestJson<Revision>(`${base(projectId)}/revisions`, {
     method: 'POST',
-    json: { baseRevisionId, strokes: [stroke] },
+    json: { ...on, strokes: [stroke] },
     headers: { 'idempotency-key': crypto.randomUUID() },
   })
 }
 
-export function refine(projectId: string, baseRevisionId: string, body: RefinementRequest): Promise<Refinement> {
+export function refine(projectId: string, on: EditBase, body: RefinementRequest): Promise<Refinement> {
   return requestJson<Refinement>(`${base(projectId)}/refinements`, {
     method: 'POST',
-    json: { baseRevisionId, ...body },
+    json: { ...on, ...body },
     headers: { 'idempotency-key': crypto.randomUUID() },
   })
 }
