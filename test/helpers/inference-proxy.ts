@@ -181,7 +181,11 @@ export function startInferenceProxy(port: number, upstreamPort: number): Promise
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers)
         if (proxy.mode === 'hold-output' && holdsOutput && up.statusCode === 200) {
-          return holdAtOutput(up, res, (release) => heldAtOutput.push(release))
+          // A call still on its way to its output when the hold was lifted goes straight on: only
+          // the mode at the moment of its output decides (else it would wait out its deadline).
+          return holdAtOutput(up, res, (release) =>
+            proxy.mode === 'hold-output' ? void heldAtOutput.push(release) : release(),
+          )
         }
         up.pipe(res)
       },
