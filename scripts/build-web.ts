@@ -12,7 +12,7 @@
  * `/errors/<code>` plus their index at `/errors`, written from the error table in src/error-codes.ts,
  * so a problem's `type` always names a page that says what its code means.
  */
-import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -29,7 +29,15 @@ const SCALAR_STANDALONE = join(
   'standalone.js',
 )
 
+/**
+ * Set by `npm test` once it has built the page, for the stages it starts: stages that run side by
+ * side (and the `npm start` stacks they launch) must not delete web/dist under each other's
+ * `wrangler dev`, which then answers 500 for every page.
+ */
+export const WEB_PREBUILT_ENV = 'CUTOUT_WEB_PREBUILT'
+
 export async function buildWeb(): Promise<void> {
+  if (process.env[WEB_PREBUILT_ENV] === '1' && existsSync(join(out, 'index.html'))) return
   rmSync(out, { recursive: true, force: true })
   mkdirSync(out, { recursive: true })
   await build({

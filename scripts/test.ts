@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { buildWeb, WEB_PREBUILT_ENV } from './build-web'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const bin = (name: string) => join(root, 'node_modules', '.bin', name)
@@ -86,9 +87,15 @@ const STAGES: Stage[] = [
   },
 ]
 
-function runStep(step: Step): Promise<number> {
+/** Runs a step with its output on this terminal, or into `buffer` (a stage running alongside another). */
+function runStep(step: Step, buffer?: string[]): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(step.command, step.args, { cwd: step.cwd ?? root, stdio: 'inherit' })
+    const child = spawn(step.command, step.args, {
+      cwd: step.cwd ?? root,
+      stdio: buffer ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+    })
+    for (const stream of [child.stdout, child.stderr])
+      stream?.on('data', (chunk: Buffer) => buffer?.push(chunk.toString()))
     child.on('error', (err) => {
       console.error(`could not start ${step.command}: ${err.message}`)
       resolve(1)
@@ -140,20 +147,45 @@ function failureSummary(stage: Stage): string[] {
   return lines
 }
 
-async function run(stage: Stage): Promise<number> {
+async function run(stage: Stage, buffer?: string[]): Promise<number> {
   let worst = 0
-  for (const step of stage.steps) worst = Math.max(worst, await runStep(step))
+  for (const step of stage.steps) worst = Math.max(worst, await runStep(step, buffer))
   return worst
 }
 
+/**
+ * Stages run side by side: the end-to-end stage spends most of its time waiting (on deadlines and
+ * retry backoffs of a frozen server, on its own stack) while the Worker stage runs one file at a
+ * time, so together they take the longer one's time on two cores, not the sum. Each has its own
+ * servers on free ports; the page is built once before (WEB_PREBUILT_ENV) so neither deletes it
+ * under the other. The second one's output is printed whole when it ends.
+ */
+const ALONGSIDE: Record<string, string> = { worker: 'e2e' }
+
+const suiteStarted = performance.now()
 const only = process.argv.slice(2)
+const selected = STAGES.filter((stage) => !only.length || only.includes(stage.name))
 const results: { name: string; code: number; seconds: number }[] = []
-for (const stage of STAGES) {
-  if (only.length && !only.includes(stage.name)) continue
-  console.log(`\n▶ ${stage.name}`)
+const timed = async (stage: Stage, buffer?: string[]) => {
   const started = performance.now()
-  const code = await run(stage)
+  const code = await run(stage, buffer)
   results.push({ name: stage.name, code, seconds: (performance.now() - started) / 1000 })
+}
+
+await buildWeb()
+process.env[WEB_PREBUILT_ENV] = '1'
+const companions = new Set(Object.values(ALONGSIDE))
+for (const stage of selected) {
+  if (companions.has(stage.name) && selected.some((s) => ALONGSIDE[s.name] === stage.name)) continue
+  const companion = selected.find((s) => s.name === ALONGSIDE[stage.name])
+  console.log(`\n▶ ${stage.name}${companion ? ` (with ${companion.name} alongside)` : ''}`)
+  if (!companion) {
+    await timed(stage)
+    continue
+  }
+  const buffered: string[] = []
+  await Promise.all([timed(stage), timed(companion, buffered)])
+  console.log(`\n▶ ${companion.name} (ran alongside ${stage.name})\n${buffered.join('')}`)
 }
 
 const failures = STAGES.filter((s) => results.some((r) => r.name === s.name && r.code !== 0)).flatMap((stage) => {
@@ -164,8 +196,11 @@ if (failures.length) console.log(['\nFailed tests:', ...failures].join('\n'))
 rmSync(reports, { recursive: true, force: true })
 
 console.log('\nStages:')
+results.sort((a, b) => STAGES.findIndex((s) => s.name === a.name) - STAGES.findIndex((s) => s.name === b.name))
 for (const r of results)
   console.log(`  ${r.code === 0 ? 'pass' : 'FAIL'}  ${r.name.padEnd(10)} ${r.seconds.toFixed(0)} s`)
 const failed = results.filter((r) => r.code !== 0).length
-console.log(`stages: ${results.length - failed} passed, ${failed} failed`)
+console.log(
+  `stages: ${results.length - failed} passed, ${failed} failed, ${((performance.now() - suiteStarted) / 1000).toFixed(0)} s in all`,
+)
 process.exit(failed ? 1 : 0)
