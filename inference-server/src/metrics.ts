@@ -200,9 +200,17 @@ function routeOf(c: Context): string {
 const round = (ms: number) => Math.round(ms * 10) / 10
 
 /**
- * Counts and logs every request once, after its answer is made: method, route, status, duration,
- * the caller's `X-Request-Id` (or a new one) and the `traceparent`'s trace id (or a new one). The
- * logged route is the pattern: the path's query never reaches a log line.
+ * A health probe that passed: counted, never logged. The edge asks `/health/ready` before every
+ * job and balancers probe every few seconds, so their lines would drown the work; a failed probe
+ * (non-2xx) still gets its line.
+ */
+const isQuietProbe = (route: string, status: number) => route.startsWith('/health/') && status < 300
+
+/**
+ * Counts every request and logs it once, after its answer is made (a passing health probe is only
+ * counted: `isQuietProbe`): method, route, status, duration, the caller's `X-Request-Id` (or a new
+ * one) and the `traceparent`'s trace id (or a new one). The logged route is the pattern: the
+ * path's query never reaches a log line.
  */
 export function observeRequests(metrics: Metrics): MiddlewareHandler {
   return async (c, next) => {
@@ -229,6 +237,7 @@ export function observeRequests(metrics: Metrics): MiddlewareHandler {
       metrics.errors.inc({ route, status: String(status), code })
     }
     c.header('X-Request-Id', requestId)
+    if (isQuietProbe(route, status)) return
     const durationMs = round(performance.now() - started)
     // A 503 is the server saying "busy" or "loading", not failing: a warning, not an error.
     log(status >= 500 && status !== 503 ? 'error' : status >= 400 ? 'warn' : 'info', 'request', {

@@ -170,12 +170,34 @@ describe('request logs', () => {
     const lines: string[] = []
     vi.spyOn(console, 'log').mockImplementation((line: string) => void lines.push(line))
     const { app } = appWith(stubModel().segmenter)
-    await app.request('/health/live', {
-      headers: { traceparent: '00-00000000000000000000000000000000-00f067aa0ba902b7-01' },
+    await app.request('/metrics', {
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        traceparent: '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
+      },
     })
     const [line] = lines.map((l) => JSON.parse(l) as { traceId: string; route: string })
-    expect(line.route).toBe('/health/live')
+    expect(line.route).toBe('/metrics')
     expect(line.traceId).toMatch(/^[0-9a-f]{32}$/)
     expect(line.traceId).not.toMatch(/^0+$/)
+  })
+
+  it('counts a passing health probe without a line, and logs a failing one', async () => {
+    const lines: string[] = []
+    vi.spyOn(console, 'log').mockImplementation((line: string) => void lines.push(line))
+    vi.spyOn(console, 'error').mockImplementation((line: string) => void lines.push(line))
+    const { app, target } = appWith(stubModel().segmenter)
+    expect((await app.request('/health/live')).status).toBe(200)
+    expect((await app.request('/health/ready')).status).toBe(200)
+    expect(lines).toEqual([])
+    const m = await scrape(target)
+    expect(m.get('inference_requests_total{method="GET",route="/health/live",status="200"}')).toBe(1)
+    expect(m.get('inference_requests_total{method="GET",route="/health/ready",status="200"}')).toBe(1)
+
+    // A server still loading its model answers 503: that probe is logged.
+    const loading = createApp({ signingKey: KEY, model: { current: undefined }, limiter: new Limiter() })
+    expect((await loading.request('/health/ready')).status).toBe(503)
+    const probes = lines.map((l) => JSON.parse(l) as { route: string }).filter((l) => l.route.startsWith('/health/'))
+    expect(probes).toEqual([expect.objectContaining({ msg: 'request', route: '/health/ready', status: 503 })])
   })
 })

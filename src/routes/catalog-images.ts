@@ -11,6 +11,7 @@ import { errorResponses, problemContent } from '../errors'
 import { readStreamedForm } from '../lib/multipart-stream'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
+import { callTrace } from '../middleware/trace'
 import { CatalogImageListQuery, CatalogImageListSchema, CatalogMultipartSchema } from '../schemas/catalog'
 import { IdParams, json, OptionalIdempotencyHeaders } from '../schemas/common'
 import { documentRoute, partsOf, streamedMultipart } from '../schemas/multipart'
@@ -88,7 +89,8 @@ documentRoute(router, create)
 export const catalogImages = router
   .openapi(streamedMultipart(create), async (c) => {
     const form = await readForm(c.req.raw)
-    const made = await makeCatalogImageOnce(c.env, c.get('auth'), form, c.req.valid('header')['idempotency-key'])
+    const key = c.req.valid('header')['idempotency-key']
+    const made = await makeCatalogImageOnce(c.env, c.get('auth'), form, key, callTrace(c))
     return c.body(made.object.body, 201, {
       'content-type': 'image/png',
       'content-length': String(made.object.size),

@@ -27,7 +27,7 @@ import type { AuthContext } from './auth'
 import { acceptChecks } from './accept'
 import { HOLD_RESULT, holdStatements, quotaExhausted, settleStatements } from './credits'
 import { idempotent } from './idempotency'
-import { callNow } from './inference'
+import { type CallTrace, callNow } from './inference'
 import { checkImageHead, tooLarge } from './sources'
 
 /** Catalog bytes are kept this long after they are made (SPEC.md §8). */
@@ -117,8 +117,9 @@ export async function makeCatalogImageOnce(
   auth: AuthContext,
   form: Record<string, unknown>,
   idempotencyKey?: string,
+  trace?: CallTrace,
 ): Promise<MadeCatalogImage> {
-  if (!idempotencyKey) return makeCatalogImage(env, auth, await readCatalogForm(form))
+  if (!idempotencyKey) return makeCatalogImage(env, auth, await readCatalogForm(form), trace)
   let made: MadeCatalogImage | undefined
   const stored = await idempotent(
     env.DB,
@@ -127,7 +128,7 @@ export async function makeCatalogImageOnce(
     idempotencyKey,
     await fingerprint(form),
     async () => {
-      made = await makeCatalogImage(env, auth, await readCatalogForm(form))
+      made = await makeCatalogImage(env, auth, await readCatalogForm(form), trace)
       return { status: 201, body: JSON.stringify({ id: made.id }), location: `/v1/catalog-images/${made.id}` }
     },
   )
@@ -153,6 +154,7 @@ export async function makeCatalogImage(
   env: Env,
   auth: AuthContext,
   input: { references: Uint8Array[]; options: CatalogOptions },
+  trace?: CallTrace,
 ): Promise<MadeCatalogImage> {
   await acceptChecks(env, auth.workspaceId, true)
   const id = crypto.randomUUID()
@@ -173,10 +175,16 @@ export async function makeCatalogImage(
         input.references.map((bytes, i) => bytesPart(referencePart(i), 'application/octet-stream', bytes)),
       )),
     ]
-    const outcome = await callNow(env, '/v1/catalog', parts, async (output, body) => {
-      const stored = await putHashed(env.BUCKET, key, body, output.length, output.contentType)
-      return { ...output, key, ...stored }
-    })
+    const outcome = await callNow(
+      env,
+      '/v1/catalog',
+      parts,
+      async (output, body) => {
+        const stored = await putHashed(env.BUCKET, key, body, output.length, output.contentType)
+        return { ...output, key, ...stored }
+      },
+      { trace },
+    )
     await env.DB.batch([
       ...settleStatements(env.DB, id, 'charge'),
       env.DB.prepare(

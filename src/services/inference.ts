@@ -118,15 +118,15 @@ export class InferenceClient {
     return best
   }
 
-  /** Validates a whole image and returns its upright size and type. */
-  async inspect(image: RequestPart): Promise<ImageInfo> {
+  /** Validates a whole image and returns its upright size and type; `trace`: see `call`. */
+  async inspect(image: RequestPart, { trace }: CallOptions = {}): Promise<ImageInfo> {
     const readiness = await this.ready()
     if (readiness.state !== 'ready') {
       throw new InferenceFailure('processor_unavailable', 'No inference server can inspect the image now', 503, true)
     }
     const signal = AbortSignal.timeout(INSPECT_TIMEOUT_MS)
     try {
-      const res = await this.call(readiness.url, '/v1/inspect', [image], signal)
+      const res = await this.call(readiness.url, '/v1/inspect', [image], signal, trace)
       return (await res.json()) as ImageInfo
     } catch (err) {
       if (signal.aborted) throw deadlinePassed(INSPECT_TIMEOUT_MS)
@@ -185,11 +185,19 @@ export class InferenceClient {
   }
 }
 
+/**
+ * A call made while a client waits: with the request's trace (src/middleware/trace.ts `callTrace`),
+ * the inference server's line for it names the same trace id as the edge's.
+ */
+export interface CallOptions {
+  trace?: CallTrace
+}
+
 /** Whose call this is, for the inference server's logs. */
 export interface CallTrace {
   /** The W3C trace id the call joins (32 hex digits). */
   traceId: string
-  /** Sent as `X-Request-Id`: the job's accepting request. */
+  /** Sent as `X-Request-Id`: the job's accepting request, or the request a client waits on. */
   requestId?: string
 }
 
@@ -322,6 +330,7 @@ export async function callNow(
   route: string,
   parts: RequestPart[],
   store: AnswerHandlers['store'],
+  { trace }: CallOptions = {},
 ): Promise<CallOutcome> {
   const client = InferenceClient.fromEnv(env)
   const readiness = await client.ready()
@@ -331,7 +340,7 @@ export async function callNow(
     })
   }
   try {
-    const answer = await client.call(readiness.url, route, parts, AbortSignal.timeout(CALL_NOW_TIMEOUT_MS))
+    const answer = await client.call(readiness.url, route, parts, AbortSignal.timeout(CALL_NOW_TIMEOUT_MS), trace)
     return await receiveAnswer(answer, { store })
   } catch (err) {
     if (err instanceof InferenceFailure) throw inferenceProblem(err)

@@ -10,7 +10,7 @@ import { listPage } from '../lib/cursor'
 import { copyHashed, deleteByPrefix } from '../lib/storage'
 import { iso } from '../lib/time'
 import type { Project } from '../schemas/project'
-import { InferenceClient, inferenceProblem, InferenceFailure } from './inference'
+import { type CallTrace, InferenceClient, inferenceProblem, InferenceFailure } from './inference'
 import { proxyEventStream } from './event-stream'
 import { projectStream } from './events'
 import { findJob, type JobRow, UNFINISHED_SQL } from './job-store'
@@ -85,6 +85,7 @@ export async function createProject(
   env: Env,
   workspaceId: string,
   { jobId, name }: { jobId: string; name?: string },
+  trace?: CallTrace,
 ): Promise<ProjectRow> {
   const job = await findJob(env.DB, workspaceId, jobId)
   assertProjectSource(job)
@@ -97,7 +98,7 @@ export async function createProject(
   try {
     const source = await copyHashed(env.BUCKET, job.source_key, sourceKey)
     if (!source) throw new ApiError('asset_expired', `The source image of job ${jobId} is no longer stored`)
-    const { width, height } = await uprightSize(env, { key: sourceKey, ...source })
+    const { width, height } = await uprightSize(env, { key: sourceKey, ...source }, trace)
     // The removal's result (a cutout's alpha, or a mask) becomes revision 1's mask at source size.
     const removalKey = `${projectPrefix(id)}removal`
     const removal = await copyHashed(env.BUCKET, job.result_key, removalKey)
@@ -109,6 +110,7 @@ export async function createProject(
       height,
       base: { key: removalKey, ...removal },
       strokes: [],
+      trace,
     })
     const row: ProjectRow = {
       id,
@@ -157,17 +159,20 @@ function assertProjectSource(job: JobRow): asserts job is JobRow & { result_key:
 }
 
 /** The source's size after EXIF orientation, as the inference server decodes it. */
-async function uprightSize(env: Env, source: { key: string; size: number; sha256: string }) {
+async function uprightSize(env: Env, source: { key: string; size: number; sha256: string }, trace?: CallTrace) {
   const object = await env.BUCKET.get(source.key)
   if (!object) throw new ApiError('asset_expired', 'The source image is no longer stored')
   try {
-    return await InferenceClient.fromEnv(env).inspect({
-      name: 'image',
-      type: 'application/octet-stream',
-      length: source.size,
-      sha256: source.sha256,
-      body: object.body,
-    })
+    return await InferenceClient.fromEnv(env).inspect(
+      {
+        name: 'image',
+        type: 'application/octet-stream',
+        length: source.size,
+        sha256: source.sha256,
+        body: object.body,
+      },
+      { trace },
+    )
   } catch (err) {
     if (err instanceof InferenceFailure) throw inferenceProblem(err)
     throw err

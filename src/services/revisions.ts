@@ -14,7 +14,7 @@ import { sourcePart, type StoredSource } from '../jobs/kind'
 import { putHashed, type StoredBytes } from '../lib/storage'
 import { iso } from '../lib/time'
 import type { Revision } from '../schemas/project'
-import { callNow, InferenceClient } from './inference'
+import { type AnswerHandlers, type CallTrace, callNow, InferenceClient } from './inference'
 import { maskKey } from './project-keys'
 import type { ProjectRow } from './projects'
 
@@ -188,6 +188,17 @@ const BUSY_WAIT_MS = 20_000
 /** Between two tries on a busy server: short, as the server's work is short; jittered. */
 const BUSY_RETRY_MS = 200
 
+/** A mask to make: `strokes` over `base` at width×height, stored as the revision's; `trace`: the request's. */
+export interface RevisePlan {
+  projectId: string
+  revisionId: string
+  width: number
+  height: number
+  base: StoredSource
+  strokes: Stroke[]
+  trace?: CallTrace
+}
+
 /**
  * Rasterises `strokes` over the base mask (scaled to width×height first) on the inference server,
  * and stores the new mask under the revision's key. A busy server (every slot and its queue
@@ -197,7 +208,7 @@ const BUSY_RETRY_MS = 200
  */
 export async function reviseMask(
   env: Env,
-  r: { projectId: string; revisionId: string; width: number; height: number; base: StoredSource; strokes: Stroke[] },
+  r: RevisePlan,
   stillCurrent: () => Promise<unknown> = async () => {},
 ): Promise<StoredSource> {
   const deadline = Date.now() + BUSY_WAIT_MS
@@ -214,19 +225,17 @@ export async function reviseMask(
   }
 }
 
-async function reviseOnce(
-  env: Env,
-  r: { projectId: string; revisionId: string; width: number; height: number; base: StoredSource; strokes: Stroke[] },
-): Promise<StoredSource> {
+async function reviseOnce(env: Env, r: RevisePlan): Promise<StoredSource> {
   const key = maskKey(r.projectId, r.revisionId)
   const options: ReviseRequest = { width: r.width, height: r.height, strokes: r.strokes }
   const parts = [await jsonPart('options', options), await sourcePart(env, 'mask', r.base)]
   let stored: StoredBytes | undefined
-  await callNow(env, '/v1/revise', parts, async (output, body) => {
+  const store: AnswerHandlers['store'] = async (output, body) => {
     const bytes = await putHashed(env.BUCKET, key, body, output.length, output.contentType)
     if (output.name === MASK_OUTPUT) stored = bytes
     return { ...output, key, ...bytes }
-  })
+  }
+  await callNow(env, '/v1/revise', parts, store, { trace: r.trace })
   if (!stored) throw new ApiError('processing_failed', 'The inference server returned no mask')
   return { key, ...stored }
 }
@@ -239,6 +248,7 @@ export async function createRevision(
   env: Env,
   project: ProjectRow,
   req: { baseRevisionId: string; restoreRevisionId?: string; strokes?: Stroke[]; recipe?: Recipe },
+  trace?: CallTrace,
 ): Promise<RevisionRow> {
   const base = await currentBase(env.DB, project.id, req.baseRevisionId)
   const { start, restoreRevisionId } = await startOf(env.DB, project.id, base, req.restoreRevisionId)
@@ -254,6 +264,7 @@ export async function createRevision(
           height: project.height,
           base: revisionMask(start),
           strokes,
+          trace,
         },
         () => currentBase(env.DB, project.id, base.id),
       )

@@ -6,7 +6,7 @@
 import { ApiError } from '../errors'
 import { HOUR_MS, iso } from '../lib/time'
 import { UPLOAD_CONTENT_TYPES, type Upload } from '../schemas/upload'
-import { type ImageInfo, InferenceClient, InferenceFailure, inferenceProblem } from './inference'
+import { type CallTrace, type ImageInfo, InferenceClient, InferenceFailure, inferenceProblem } from './inference'
 import { presignConfigured, presignPut, type PresignEnv } from './presign'
 import { storeStream, verifyStoredObject } from './sources'
 
@@ -205,6 +205,7 @@ export async function completeUpload(
   env: { DB: D1Database; BUCKET: R2Bucket; INFERENCE_URL: string; INFERENCE_SIGNING_KEY: string },
   workspaceId: string,
   id: string,
+  trace?: CallTrace,
 ): Promise<Upload> {
   const row = await findUpload(env.DB, workspaceId, id)
   if (row.status === 'ready') return toUpload(row)
@@ -222,13 +223,16 @@ export async function completeUpload(
   }
   let info: ImageInfo
   try {
-    info = await InferenceClient.fromEnv(env).inspect({
-      name: 'image',
-      type: 'application/octet-stream',
-      length: object.size,
-      sha256: landed.sha256,
-      body: object.body,
-    })
+    info = await InferenceClient.fromEnv(env).inspect(
+      {
+        name: 'image',
+        type: 'application/octet-stream',
+        length: object.size,
+        sha256: landed.sha256,
+        body: object.body,
+      },
+      { trace },
+    )
   } catch (err) {
     if (err instanceof InferenceFailure) throw inferenceProblem(err)
     throw err

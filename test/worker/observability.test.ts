@@ -2,8 +2,9 @@
  * Logs and traces at the edge (docs/operations.md): a request's `traceparent` trace id is logged
  * with the request, kept on the job, logged with each of the runner's transitions (one JSON line
  * each, with kind, level, stage timings and outcome, and an Analytics Engine datapoint with the
- * same facts) and sent to the inference server, whose own request line names it. No line carries
- * an API key, an `sk_` prefix, a raw workspace id or a query string (the upload's signed URL).
+ * same facts) and sent to the inference server, whose own request line names it; so are the calls
+ * a client waits on (a catalog image, an upload's inspection). No line carries an API key, an `sk_`
+ * prefix, a raw workspace id or a query string (the upload's signed URL).
  * The edge's lines and datapoints are read through `logSink` (src/lib/log.ts); the inference
  * server's (the test world's stub-segmenter server) through the fixture server's control route.
  */
@@ -12,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { newTraceId } from '../../src/contract/trace'
 import { type LogLevel, logSink } from '../../src/lib/log'
 import { api, fixtureBytes, RAW_CUTOUT, seedWorkspace, settled, uploadImage, waitFor } from './helpers'
+import { succeededRemoval } from './project-helpers'
 
 type Line = Record<string, unknown>
 
@@ -27,11 +29,26 @@ beforeEach(() => {
 afterEach(() => Object.assign(logSink, original))
 
 const parsed = () => lines.map((l) => JSON.parse(l) as Line)
+const traced = (traceId: string) => ({ traceparent: `00-${traceId}-00f067aa0ba902b7-01` })
 
 async function inferenceLines(): Promise<Line[]> {
   const res = await fetch(`${env.FIXTURE_ORIGIN}/control/inference/logs`)
   const { lines } = (await res.json()) as { lines: string[] }
   return lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Line)
+}
+
+/** The inference server's request lines of one trace, once there are `count` (all answered 200). */
+async function linesOf(traceId: string, count: number): Promise<Line[]> {
+  const ours = await waitFor(
+    async () => {
+      const found = (await inferenceLines()).filter((l) => l.msg === 'request' && l.traceId === traceId)
+      return found.length >= count && found
+    },
+    `${count} inference server line(s) of trace ${traceId}`,
+    10_000,
+  )
+  for (const line of ours) expect(line).toMatchObject({ method: 'POST', status: 200 })
+  return ours
 }
 
 describe('logs, traces and job telemetry', () => {
@@ -113,6 +130,68 @@ describe('logs, traces and job telemetry', () => {
       expect(line).not.toContain(workspaceId)
       expect(line).not.toMatch(/\?|sig=|exp=/)
     }
+  })
+
+  it("follows a call the client waits on (a catalog image, an upload's inspection) into the inference server", async () => {
+    const { key } = await seedWorkspace()
+    const form = new FormData()
+    form.append('references', new File([await fixtureBytes('coffee.png')], 'ref.png', { type: 'image/png' }))
+    form.append('seed', '7')
+    const catalogTrace = newTraceId()
+    const made = await api('/v1/catalog-images', { method: 'POST', key, body: form, headers: traced(catalogTrace) })
+    expect(made.status).toBe(201)
+
+    const created = (await (await api('/v1/uploads', { method: 'POST', key })).json()) as {
+      id: string
+      uploadUrl: string
+    }
+    const bytes = await fixtureBytes('astronaut.png')
+    const put = await api(created.uploadUrl, {
+      method: 'PUT',
+      key,
+      body: bytes,
+      headers: { 'content-type': 'image/png', 'content-length': String(bytes.byteLength) },
+    })
+    expect(put.status).toBe(204)
+    const inspectTrace = newTraceId()
+    const done = await api(`/v1/uploads/${created.id}/complete`, { method: 'POST', key, headers: traced(inspectTrace) })
+    expect(done.status).toBe(200)
+
+    expect(await linesOf(catalogTrace, 1)).toEqual([
+      expect.objectContaining({ method: 'POST', route: '/v1/catalog', requestId: made.headers.get('x-request-id') }),
+    ])
+    expect(await linesOf(inspectTrace, 1)).toEqual([
+      expect.objectContaining({ method: 'POST', route: '/v1/inspect', requestId: done.headers.get('x-request-id') }),
+    ])
+  })
+
+  it("follows a project's and a revision's calls into the inference server", async () => {
+    const { key } = await seedWorkspace()
+    const jobId = await succeededRemoval(key, 'astronaut.png')
+    const projectTrace = newTraceId()
+    const created = await api('/v1/projects', { method: 'POST', key, json: { jobId }, headers: traced(projectTrace) })
+    expect(created.status).toBe(201)
+    const project = (await created.json()) as { id: string; currentRevisionId: string }
+    const revisionTrace = newTraceId()
+    const revised = await api(`/v1/projects/${project.id}/revisions`, {
+      method: 'POST',
+      key,
+      json: {
+        baseRevisionId: project.currentRevisionId,
+        strokes: [{ tool: 'erase', points: [[0.5, 0.5]], size: 0.05 }],
+      },
+      headers: traced(revisionTrace),
+    })
+    expect(revised.status).toBe(201)
+
+    const projectRequest = created.headers.get('x-request-id')
+    expect((await linesOf(projectTrace, 2)).map((l) => [l.route, l.requestId])).toEqual([
+      ['/v1/inspect', projectRequest],
+      ['/v1/revise', projectRequest],
+    ])
+    expect(await linesOf(revisionTrace, 1)).toEqual([
+      expect.objectContaining({ route: '/v1/revise', status: 200, requestId: revised.headers.get('x-request-id') }),
+    ])
   })
 
   it('makes a trace id for a request without a valid traceparent', async () => {

@@ -1,7 +1,8 @@
 /**
- * A page-wide notice while a request waits out the per-minute rate limit (api.ts sends it again
- * after a short `Retry-After`): without it, a button would stay busy for up to a minute with no
- * reason given. Shared by the main page and /device.
+ * A page-wide notice while a request waits out the request rate limit (api.ts sends it again after
+ * a short `Retry-After`): without it, a button would stay busy for the whole wait with no reason
+ * given. It counts down what `Retry-After` said, never "this minute": the limit's window is
+ * configurable (RATE_LIMIT_WINDOW_SECONDS). Shared by the main page and /device.
  */
 import { onRateWait } from './api'
 import { h } from './dom'
@@ -17,9 +18,7 @@ export function setUpRateWaitNotice(): void {
     const until = Math.max(0, ...waits.values())
     const seconds = Math.max(1, Math.ceil((until - Date.now()) / 1000))
     notice.hidden = waits.size === 0
-    notice.textContent = waits.size
-      ? `Too many requests from this address this minute; continuing in ${seconds} s.`
-      : ''
+    notice.textContent = waits.size ? `Too many requests from this address; continuing in ${seconds} s.` : ''
     if (waits.size === 0 && timer !== undefined) {
       clearInterval(timer)
       timer = undefined

@@ -310,7 +310,9 @@ describe('the page, signed in', () => {
     // for the Retry-After, then carries on. Spent on purpose here, so the wait is certain.
     await spendAnonymousWindow(stack.baseUrl)
     const signingIn = signInOnPage(page, `page-${Date.now()}@example.com`)
-    await page.locator('#rate-wait', { hasText: /continuing in \d+ s/ }).waitFor()
+    await page
+      .locator('#rate-wait', { hasText: /^Too many requests from this address; continuing in \d+ s\.$/ })
+      .waitFor()
     await shot(page, 'rate-wait', false)
     await signingIn
     expect(await page.locator('#rate-wait').isHidden()).toBe(true)
