@@ -7,6 +7,8 @@
  * of just under 50 MB (SPEC.md's limit) each way a client can:
  *   upload     PUT /v1/uploads/{id}/content (the body streams to R2 through a digest)
  *   multipart  POST /v1/removals with the image as a multipart part (`Prefer: respond-async`)
+ * and one catalog image from two references of about 24 MB each (`catalog`: POST
+ * /v1/catalog-images, the client waiting; the references stream into R2 and on from there),
  * and samples, every 25 ms during each request, the Worker isolate's memory through the DevTools
  * protocol (`Runtime.getHeapUsage` on `wrangler dev --inspector-port`: V8's heap, ArrayBuffer backing
  * stores and workerd's objects) and the workerd process's
@@ -35,9 +37,9 @@ interface Sample {
   rss: number
 }
 
-/** A noise PNG of just under the size limit (noise does not compress, so size ≈ pixels × 3). */
-async function largePng(): Promise<Buffer> {
-  const side = Math.floor(Math.sqrt((MAX_IMAGE_BYTES * 0.97) / 3))
+/** A noise PNG of about `bytes` (noise does not compress, so size ≈ pixels × 3). */
+async function largePng(bytes = MAX_IMAGE_BYTES * 0.97): Promise<Buffer> {
+  const side = Math.floor(Math.sqrt(bytes / 3))
   const raw = Buffer.alloc(side * side * 3)
   let x = 0x9e3779b9
   for (let i = 0; i < raw.length; i++) {
@@ -179,6 +181,20 @@ try {
     })
   })
 
+  // Before the removal: its job runs on in the Worker's Durable Object after the 202 and would
+  // share the isolate (and its CPU) with this request.
+  const reference = await largePng(24 * MB)
+  console.log(`catalog reference: ${mb(reference.length)} MB PNG, sent twice`)
+  const catalog = await measure('catalog', () => {
+    const form = new FormData()
+    for (const name of ['front.png', 'back.png']) {
+      form.append('references', new Blob([reference], { type: 'image/png' }), name)
+    }
+    form.set('width', '512')
+    form.set('height', '512')
+    return fetch(`${api.url}/v1/catalog-images`, { method: 'POST', headers: auth, body: form })
+  })
+
   const multipart = await measure('multipart', () => {
     const form = new FormData()
     form.set('image', new Blob([image], { type: 'image/png' }), 'large.png')
@@ -195,7 +211,8 @@ try {
     machine: machineInfo(),
     imageBytes: image.length,
     isolateLimitMB: 128,
-    runs: [upload, multipart],
+    catalogReferenceBytes: reference.length,
+    runs: [upload, catalog, multipart],
     note:
       'heap = the Worker isolate’s V8 heap + ArrayBuffer backing stores + embedder objects (Runtime.getHeapUsage); rss = the whole workerd process ' +
       '(all isolates, Durable Objects, local R2/D1 simulators), so an upper bound for one isolate.',

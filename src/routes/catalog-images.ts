@@ -10,13 +10,14 @@ import { referenceField } from '../contract/catalog'
 import { errorResponses, problemContent } from '../errors'
 import { readStreamedForm } from '../lib/multipart-stream'
 import { createRouter } from '../lib/router'
+import { deleteByPrefix } from '../lib/storage'
 import { authorize } from '../middleware/auth'
 import { callTrace } from '../middleware/trace'
 import { CatalogImageListQuery, CatalogImageListSchema, CatalogMultipartSchema } from '../schemas/catalog'
 import { IdParams, json, OptionalIdempotencyHeaders } from '../schemas/common'
 import { documentRoute, partsOf, streamedMultipart } from '../schemas/multipart'
-import { listCatalogImages, makeCatalogImageOnce, readCatalogImage } from '../services/catalog'
-import { HeldPart } from '../services/sources'
+import { catalogReferencePrefix, listCatalogImages, makeCatalogImageOnce, readCatalogImage } from '../services/catalog'
+import { StagedPart } from '../services/sources'
 
 const security = [{ Bearer: [] }]
 const tags = ['Catalog images']
@@ -88,9 +89,16 @@ documentRoute(router, create)
 
 export const catalogImages = router
   .openapi(streamedMultipart(create), async (c) => {
-    const form = await readForm(c.req.raw)
-    const key = c.req.valid('header')['idempotency-key']
-    const made = await makeCatalogImageOnce(c.env, c.get('auth'), form, key, callTrace(c))
+    // The references are staged in R2 for this one call only: gone once it ends, made or refused.
+    const prefix = catalogReferencePrefix(crypto.randomUUID())
+    let made: Awaited<ReturnType<typeof makeCatalogImageOnce>>
+    try {
+      const form = await readForm(c.req.raw, c.env.BUCKET, prefix)
+      const key = c.req.valid('header')['idempotency-key']
+      made = await makeCatalogImageOnce(c.env, c.get('auth'), form, key, callTrace(c))
+    } finally {
+      await deleteByPrefix(c.env.BUCKET, prefix)
+    }
     return c.body(made.object.body, 201, {
       'content-type': 'image/png',
       'content-length': String(made.object.size),
@@ -117,15 +125,16 @@ export const catalogImages = router
 const PARTS = partsOf(CatalogMultipartSchema)
 
 /**
- * The multipart body, read as a stream: text parts as strings, each reference's bytes (held: they
- * go to the inference server in one signed request), in the order sent.
+ * The multipart body, read as a stream: text parts as strings, each reference streamed into R2
+ * under `prefix` as it arrives (`StagedPart`: the Worker holds at most one 5 MiB part of it), in
+ * the order sent.
  */
-async function readForm(request: Request): Promise<Record<string, unknown>> {
-  const held: HeldPart[] = []
+async function readForm(request: Request, bucket: R2Bucket, prefix: string): Promise<Record<string, unknown>> {
+  const staged: StagedPart[] = []
   const openFile = (_name: string, index: number) => {
-    held[index] = new HeldPart(referenceField(index))
-    return held[index]
+    staged[index] = new StagedPart(bucket, `${prefix}${index}`, referenceField(index))
+    return staged[index]
   }
   const { texts } = await readStreamedForm(request, { ...PARTS, openFile })
-  return { ...texts, ...(held.length ? { references: held.map((part) => part.bytes) } : {}) }
+  return { ...texts, ...(staged.length ? { references: staged } : {}) }
 }

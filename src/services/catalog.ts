@@ -15,12 +15,12 @@ import {
   referenceFieldOf,
   referencePart,
 } from '../contract/catalog'
-import { bytesPart, jsonPart } from '../contract/signing'
+import { jsonPart } from '../contract/signing'
 import type { Env } from '../env'
 import { ApiError, issueToApiError } from '../errors'
-import { sha256Hex } from '../lib/crypto'
+import { sourcePart } from '../jobs/kind'
+import { fromBase64Url, sha256Hex, toHex } from '../lib/crypto'
 import { listPage } from '../lib/cursor'
-import { MAX_IMAGE_BYTES, SNIFF_BYTES } from '../lib/image-sniff'
 import { putHashed } from '../lib/storage'
 import { DAY_MS, iso } from '../lib/time'
 import type { AuthContext } from './auth'
@@ -28,10 +28,17 @@ import { acceptChecks } from './accept'
 import { HOLD_RESULT, holdStatements, quotaExhausted, settleStatements } from './credits'
 import { idempotent } from './idempotency'
 import { type CallTrace, callNow } from './inference'
-import { checkImageHead, tooLarge } from './sources'
+import { StagedPart, type StoredSource } from './sources'
 
 /** Catalog bytes are kept this long after they are made (SPEC.md §8). */
 export const CATALOG_RETENTION_MS = DAY_MS
+/**
+ * Where one request's references are staged while its call runs (the route deletes them when it
+ * ends). Under `catalog/`, so the bucket's lifecycle rule for catalog bytes (docs/deploy.md) also
+ * removes those of a Worker that died mid-call.
+ */
+export const catalogReferencePrefix = (stagingId: string) => `catalog/references/${stagingId}/`
+
 /** A call still `pending` after this is one whose Worker died; its hold is released. */
 const ABANDONED_AFTER_MS = 15 * 60_000
 
@@ -58,26 +65,28 @@ export interface MadeCatalogImage {
 }
 
 /**
- * The multipart parts as sent (text parts as strings, each reference's bytes, read as a stream by
- * the route) → checked references and the options with every default applied.
+ * The multipart parts as sent (text parts as strings, each reference streamed into R2 by the
+ * route) → the stored references and the options with every default applied.
  */
-export async function readCatalogForm(
-  form: Record<string, unknown>,
-): Promise<{ references: Uint8Array[]; options: CatalogOptions }> {
+export function readCatalogForm(form: Record<string, unknown>): {
+  references: StoredSource[]
+  options: CatalogOptions
+} {
   const files = [form.references].flat().filter((f) => f !== undefined)
   if (files.length < 1 || files.length > MAX_REFERENCES) {
     throw new ApiError('invalid_input', `Expected 1 to ${MAX_REFERENCES} references but received ${files.length}`, {
       field: 'references',
     })
   }
-  const references: Uint8Array[] = []
+  const references: StoredSource[] = []
   for (const [i, file] of files.entries()) {
-    if (!(file instanceof Uint8Array)) {
+    if (!(file instanceof StagedPart)) {
       throw new ApiError('invalid_input', `Expected reference ${i + 1} as a file`, { field: referenceField(i) })
     }
-    if (file.byteLength > MAX_IMAGE_BYTES) throw tooLarge(file.byteLength)
-    checkImageHead(file.subarray(0, SNIFF_BYTES), referenceField(i))
-    references.push(file)
+    // Over 50 MB was refused while it streamed; one that is plainly not an image, here.
+    if (file.refusal) throw file.refusal
+    if (!file.stored) throw new Error(`Expected ${file.field} to be stored once its part ended`)
+    references.push(file.stored)
   }
   return { references, options: parseOptions(form) }
 }
@@ -119,7 +128,9 @@ export async function makeCatalogImageOnce(
   idempotencyKey?: string,
   trace?: CallTrace,
 ): Promise<MadeCatalogImage> {
-  if (!idempotencyKey) return makeCatalogImage(env, auth, await readCatalogForm(form), trace)
+  // Checked before the key is looked at, so every reference is known stored (the fingerprint reads its hash).
+  const input = readCatalogForm(form)
+  if (!idempotencyKey) return makeCatalogImage(env, auth, input, trace)
   let made: MadeCatalogImage | undefined
   const stored = await idempotent(
     env.DB,
@@ -128,7 +139,7 @@ export async function makeCatalogImageOnce(
     idempotencyKey,
     await fingerprint(form),
     async () => {
-      made = await makeCatalogImage(env, auth, await readCatalogForm(form), trace)
+      made = await makeCatalogImage(env, auth, input, trace)
       return { status: 201, body: JSON.stringify({ id: made.id }), location: `/v1/catalog-images/${made.id}` }
     },
   )
@@ -138,12 +149,19 @@ export async function makeCatalogImageOnce(
   return { id, seed, object }
 }
 
-/** The request as sent, before defaults (a random seed must not make a retry look new). */
-async function fingerprint(form: Record<string, unknown>): Promise<string> {
+/**
+ * The request as sent, before defaults (a random seed must not make a retry look new). A reference
+ * is `file:<hex SHA-256>` of its bytes, from the hash taken while it streamed into R2: the same
+ * as when the bytes were held and hashed here, so a retry across that change still replays.
+ */
+function fingerprint(form: Record<string, unknown>): Promise<string> {
   const parts: [string, string][] = []
   for (const [name, value] of Object.entries(form).sort(([a], [b]) => a.localeCompare(b))) {
     for (const v of [value].flat()) {
-      parts.push([name, v instanceof Uint8Array ? `file:${await sha256Hex(v)}` : `text:${String(v)}`])
+      parts.push([
+        name,
+        v instanceof StagedPart ? `file:${toHex(fromBase64Url(v.stored!.sha256))}` : `text:${String(v)}`,
+      ])
     }
   }
   return sha256Hex(JSON.stringify(parts))
@@ -153,7 +171,7 @@ async function fingerprint(form: Record<string, unknown>): Promise<string> {
 export async function makeCatalogImage(
   env: Env,
   auth: AuthContext,
-  input: { references: Uint8Array[]; options: CatalogOptions },
+  input: { references: StoredSource[]; options: CatalogOptions },
   trace?: CallTrace,
 ): Promise<MadeCatalogImage> {
   await acceptChecks(env, auth.workspaceId, true)
@@ -169,11 +187,10 @@ export async function makeCatalogImage(
   if (taken[HOLD_RESULT].meta.changes !== 1) throw quotaExhausted()
   try {
     const request: CatalogRequest = { ...input.options, references: input.references.length }
+    // Each reference is read from R2 as a stream of known length and hash, as a job's source is.
     const parts = [
       await jsonPart('options', request),
-      ...(await Promise.all(
-        input.references.map((bytes, i) => bytesPart(referencePart(i), 'application/octet-stream', bytes)),
-      )),
+      ...(await Promise.all(input.references.map((stored, i) => sourcePart(env, referencePart(i), stored)))),
     ]
     const outcome = await callNow(
       env,

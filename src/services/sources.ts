@@ -238,46 +238,6 @@ export class StagedPart implements FileSink {
   }
 }
 
-/**
- * A multipart file part held in memory, for bytes that go on in one request rather than to R2 (a
- * catalog image's references, signed into one inference call): sniffed as soon as its head is
- * in, over the size limit refused at once (the reader stops reading), and one array at its end.
- */
-export class HeldPart implements FileSink {
-  bytes: Uint8Array | null = null
-  private chunks: Uint8Array[] = []
-  private size = 0
-  private sniffed = false
-
-  constructor(readonly field: string) {}
-
-  async write(chunk: Uint8Array): Promise<void> {
-    this.size += chunk.byteLength
-    if (this.size > MAX_IMAGE_BYTES) {
-      throw new ApiError('image_too_large', `Expected at most ${MAX_IMAGE_BYTES} bytes for ${this.field}`, {
-        field: this.field,
-      })
-    }
-    this.chunks.push(chunk)
-    if (!this.sniffed && this.size >= SNIFF_BYTES) this.sniff()
-  }
-
-  async close(): Promise<void> {
-    if (!this.sniffed) this.sniff()
-    this.bytes = concat(this.chunks, this.size)
-    this.chunks = []
-  }
-
-  async abort(): Promise<void> {
-    this.chunks = []
-  }
-
-  private sniff(): void {
-    checkImageHead(concat(this.chunks, Math.min(this.size, SNIFF_BYTES)), this.field)
-    this.sniffed = true
-  }
-}
-
 /** The first `size` bytes of `chunks`, as one array. */
 function concat(chunks: Uint8Array[], size: number): Uint8Array {
   const out = new Uint8Array(size)

@@ -29,19 +29,25 @@ const partHead = (name: string, filename?: string) =>
       `${filename ? 'Content-Type: image/png\r\n' : ''}\r\n`,
   )
 
+/** The parts before the image: a removal's `options`, then its `image`; a catalog image's `references`. */
+const REMOVAL = {
+  lead: () => [partHead('options'), encoder.encode(`${JSON.stringify(RAW_CUTOUT)}\r\n`)],
+  file: 'image',
+}
+const CATALOG = { lead: () => [], file: 'references' }
+
 /**
- * A multipart removal body as a stream, pulled chunk by chunk: `options`, then an `image` part
+ * A multipart body as a stream, pulled chunk by chunk: `form`'s leading parts, then its file part
  * of a PNG head and `imageMiB` MiB of zeros, then `end`: the closing boundary, an error, or
  * nothing (the body just stops). `pulled` counts the bytes the Worker has taken.
  */
-function streamedBody(imageMiB: number, end: 'close' | 'error-in-image' | 'error-after-image' | 'truncate') {
+function streamedBody(
+  imageMiB: number,
+  end: 'close' | 'error-in-image' | 'error-after-image' | 'truncate',
+  form = REMOVAL,
+) {
   const zeros = new Uint8Array(MiB)
-  const chunks: (Uint8Array | Error)[] = [
-    partHead('options'),
-    encoder.encode(`${JSON.stringify(RAW_CUTOUT)}\r\n`),
-    partHead('image', 'photo.png'),
-    pngHead(),
-  ]
+  const chunks: (Uint8Array | Error)[] = [...form.lead(), partHead(form.file, 'photo.png'), pngHead()]
   for (let i = 0; i < imageMiB; i++) {
     if (end === 'error-in-image' && i === imageMiB - 1) chunks.push(new Error('the client went away'))
     chunks.push(zeros)
@@ -66,8 +72,8 @@ function streamedBody(imageMiB: number, end: 'close' | 'error-in-image' | 'error
   return { body, counter, total: chunks.reduce((n, c) => n + (c instanceof Error ? 0 : c.byteLength), 0) }
 }
 
-function post(key: string, body: ReadableStream<Uint8Array>) {
-  return api('/v1/removals', {
+function post(key: string, body: ReadableStream<Uint8Array>, path = '/v1/removals') {
+  return api(path, {
     method: 'POST',
     key,
     body,
@@ -79,11 +85,11 @@ function post(key: string, body: ReadableStream<Uint8Array>) {
   })
 }
 
-async function storedKeys(): Promise<string[]> {
+async function storedKeys(prefix = 'sources/'): Promise<string[]> {
   const keys: string[] = []
   let cursor: string | undefined
   do {
-    const page = await env.BUCKET.list({ prefix: 'sources/', cursor })
+    const page = await env.BUCKET.list({ prefix, cursor })
     keys.push(...page.objects.map((o) => o.key))
     cursor = page.truncated ? page.cursor : undefined
   } while (cursor)
@@ -156,5 +162,84 @@ describe('streamed multipart bodies', () => {
     // One job, one credit (held or, once it ended, used).
     const { held, used } = (await usage(key)) as { held: number; used: number }
     expect(held + used).toBe(1)
+  })
+})
+
+/**
+ * Catalog references are staged in R2 as they stream in (they go on to the inference server from
+ * there), and only for the call: refused or made, none stays.
+ */
+describe('streamed catalog references', () => {
+  const CATALOG_PATH = '/v1/catalog-images'
+  /** Everything under `catalog/` but the made images (`catalog/<id>.png`): the staged references. */
+  const stagedKeys = async () => (await storedKeys('catalog/')).filter((k) => !k.endsWith('.png'))
+
+  async function expectNothingStaged(key: string, workspaceId: string) {
+    expect(await stagedKeys()).toEqual([])
+    expect(await usage(key)).toMatchObject({ held: 0, used: 0 })
+    const rows = await env.DB.prepare('SELECT COUNT(*) AS n FROM catalog_images WHERE workspace_id = ?')
+      .bind(workspaceId)
+      .first()
+    expect(rows).toEqual({ n: 0 })
+  }
+
+  it('a body cut off after a whole reference was stored leaves nothing in R2 and charges nothing', async () => {
+    const { key, workspaceId } = await seedWorkspace()
+    for (const end of ['error-after-image', 'truncate'] as const) {
+      // 6 MiB (a completed R2 multipart upload), and 1 MiB (one put).
+      for (const mib of [6, 1]) {
+        const { body } = streamedBody(mib, end, CATALOG)
+        await expectProblem(await post(key, body, CATALOG_PATH), 400, 'invalid_input')
+      }
+    }
+    await expectNothingStaged(key, workspaceId)
+  })
+
+  it('a whole body refused after its references were stored (a bad option, a reference the server cannot decode) leaves nothing', async () => {
+    const { key, workspaceId } = await seedWorkspace()
+    const photo = await fixtureBytes('astronaut.png')
+    const send = (parts: [string, Blob | string][]) => {
+      const form = new FormData()
+      for (const [name, value] of parts) form.append(name, value)
+      return api(CATALOG_PATH, { method: 'POST', key, body: form })
+    }
+    const file = (bytes: Uint8Array) => new File([bytes], 'ref.png', { type: 'image/png' })
+    await expectProblem(
+      await send([
+        ['references', file(photo)],
+        ['width', '100'],
+      ]),
+      400,
+      'invalid_input',
+      'width',
+    )
+    // Both references are sent to the server from R2 (signed over their stored hashes); it refuses the second.
+    const res = await send([
+      ['references', file(photo)],
+      ['references', file(photo.subarray(0, photo.length / 2))],
+    ])
+    await expectProblem(res, 400, 'invalid_input', 'references.1')
+    expect(await stagedKeys()).toEqual([])
+    expect(await usage(key)).toMatchObject({ held: 0, used: 0 })
+    const made = await env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM catalog_images WHERE workspace_id = ? AND status = 'succeeded'",
+    )
+      .bind(workspaceId)
+      .first()
+    expect(made).toEqual({ n: 0 })
+  })
+  it('a made image leaves its PNG and no staged reference', async () => {
+    const { key } = await seedWorkspace()
+    const form = new FormData()
+    form.append('references', new File([await fixtureBytes('astronaut.png')], 'ref.png', { type: 'image/png' }))
+    form.append('width', '256')
+    form.append('height', '256')
+    const res = await api(CATALOG_PATH, { method: 'POST', key, body: form })
+    expect(res.status).toBe(201)
+    expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(0)
+    const id = res.headers.get('x-catalog-image-id')
+    expect(await env.BUCKET.head(`catalog/${id}.png`)).not.toBeNull()
+    expect(await stagedKeys()).toEqual([])
+    expect(await usage(key)).toMatchObject({ held: 0, used: 1 })
   })
 })
