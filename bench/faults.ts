@@ -24,7 +24,7 @@ import { TERMINAL_STATUSES } from '../src/contract/stages.js'
 import { sharp } from './lib/deps.js'
 import { type Attempt, startReceiver } from './lib/receiver.js'
 import { type ApiStack, type InferenceServer, startApi, startInference } from './lib/stack.js'
-import { machineInfo, RESULTS_DIR, ROOT, sleep } from './lib/util.js'
+import { machineInfo, RESULTS_DIR, ROOT, sleep, until as waitUntil } from './lib/util.js'
 
 const { values: flags } = parseArgs({
   options: {
@@ -323,16 +323,9 @@ async function upload(bytes: Uint8Array): Promise<string> {
   return created.id
 }
 
-async function until(
-  probe: () => boolean | Promise<boolean>,
-  what: string | (() => string),
-  waitMs = WAIT_MS,
-): Promise<void> {
-  const deadline = Date.now() + waitMs
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`)
-    await sleep(250)
-  }
+/** Waits for `probe`, at most the bench's WAIT_MS unless told otherwise. */
+function until(probe: () => boolean | Promise<boolean>, what: string | (() => string), waitMs = WAIT_MS) {
+  return waitUntil(probe, what, waitMs)
 }
 
 function portOf(url: string): number {

@@ -19,9 +19,10 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { createServer, request as httpRequest, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { parseArgs } from 'node:util'
+import { TERMINAL_STATUSES } from '../src/contract/stages'
 import { sharp } from './lib/deps.js'
 import { type ApiStack, type InferenceServer, startApi, startInference } from './lib/stack.js'
-import { freePort, machineInfo, RESULTS_DIR, ROOT, round, sleep } from './lib/util.js'
+import { freePort, machineInfo, RESULTS_DIR, ROOT, round, sleep, until } from './lib/util.js'
 
 const { values: flags } = parseArgs({
   options: {
@@ -34,9 +35,10 @@ const { values: flags } = parseArgs({
 const log = (msg: string) => process.stderr.write(`${msg}\n`)
 const JOBS = Number(flags.jobs)
 const OPTIONS = { quality: 'fast', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' } as const
-const TERMINAL = ['succeeded', 'failed', 'canceled']
 /** The Worker's readiness timeout here (production: 5 s); a frozen server costs each probe this. */
 const READY_TIMEOUT_MS = 2000
+/** How long a run may wait for its jobs (a frozen server's calls end at their deadline). */
+const WAIT_MS = 10 * 60_000
 const VARS = {
   RATE_LIMIT_PER_MINUTE: '1000000',
   WORKSPACE_SLOT_LIMIT: '6',
@@ -44,6 +46,7 @@ const VARS = {
 }
 
 type Job = { id: string; status: string; stage: string; error: { code: string } | null }
+const isTerminal = (job: Job) => (TERMINAL_STATUSES as readonly string[]).includes(job.status)
 
 /** A transparent proxy in front of one server, logging each `/v1/*` call it forwards. */
 interface CountingProxy {
@@ -120,14 +123,6 @@ function client(api: ApiStack) {
   return { call, json }
 }
 
-async function until(probe: () => Promise<boolean>, what: string, waitMs = 10 * 60_000): Promise<void> {
-  const deadline = Date.now() + waitMs
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(250)
-  }
-}
-
 /**
  * One run: `JOBS` removals of one upload through a fresh `wrangler dev` in front of `members`;
  * `fault` (if any) runs once the first job reaches the model.
@@ -171,15 +166,19 @@ async function runFleet(
     if (fault) {
       // Fault servers that have work: wait until servers 2 and 3 have each been sent a job.
       const hasWork = (m: Member) => m.proxy.calls.some((c) => c.path === '/v1/remove')
-      await until(async () => hasWork(members[1]) && hasWork(members[2]), 'servers 2 and 3 to be sent jobs')
+      await until(async () => hasWork(members[1]) && hasWork(members[2]), 'servers 2 and 3 to be sent jobs', WAIT_MS)
       const inFlight = members.map((m) => m.proxy.calls.filter((c) => c.path === '/v1/remove' && !c.ended).length)
       faults = { ...(await fault(members)), inFlightAtFault2: inFlight[1], inFlightAtFault3: inFlight[2] }
     }
     let jobs: Job[] = []
-    await until(async () => {
-      jobs = await Promise.all(ids.map(async (id) => json<Job>(await call(`/v1/jobs/${id}`))))
-      return jobs.every((j) => TERMINAL.includes(j.status))
-    }, 'every job to end')
+    await until(
+      async () => {
+        jobs = await Promise.all(ids.map(async (id) => json<Job>(await call(`/v1/jobs/${id}`))))
+        return jobs.every((j) => isTerminal(j))
+      },
+      'every job to end',
+      WAIT_MS,
+    )
     const seconds = (Date.now() - started) / 1000
     const usage = await json<{ held: number }>(await call('/v1/usage'))
     const perServer = members.map((m, i) => ({
@@ -205,7 +204,7 @@ async function runFleet(
       perServer,
       faults,
       invariants: {
-        everyJobTerminal: jobs.every((j) => TERMINAL.includes(j.status)),
+        everyJobTerminal: jobs.every((j) => isTerminal(j)),
         heldCreditsZero: usage.held === 0,
         noCallToKilledServer: late(1, faults.killedAt) === 0,
         noCallToFrozenServer: late(2, faults.frozenAt) === 0,

@@ -10,6 +10,19 @@ export const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url)
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
+/** Polls `probe` every 250 ms until it holds; throws naming `what` after `waitMs`. */
+export async function until(
+  probe: () => boolean | Promise<boolean>,
+  what: string | (() => string),
+  waitMs: number,
+): Promise<void> {
+  const deadline = Date.now() + waitMs
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`)
+    await sleep(250)
+  }
+}
+
 export interface Stats {
   n: number
   median: number

@@ -9,7 +9,7 @@
 import { MAX_REFERENCES } from '../../src/contract/catalog-limits'
 import type { components } from '../../sdk/src/schema'
 import { describeError, request, requestJson } from './api'
-import { busy, byId, formatDate, h, showError, toggleSignedIn } from './dom'
+import { acceptFiles, busy, byId, formatDate, h, showError, toggleSignedIn } from './dom'
 import { setUpRateWaitNotice } from './rate-wait'
 import { onSession, type Session } from './session'
 import { setUpSignIn } from './sign-in'
@@ -48,20 +48,7 @@ let shown: CatalogInputs | null = null
 let resultUrl: string | null = null
 let workspaceId: string | null = null
 
-input.addEventListener('change', () => {
-  addReferences(input.files)
-  input.value = ''
-})
-drop.addEventListener('dragover', (event) => {
-  event.preventDefault()
-  drop.classList.add('over')
-})
-drop.addEventListener('dragleave', () => drop.classList.remove('over'))
-drop.addEventListener('drop', (event) => {
-  event.preventDefault()
-  drop.classList.remove('over')
-  addReferences(event.dataTransfer?.files)
-})
+acceptFiles(drop, input, addReferences)
 
 /** Appends the files in the order given; those past the fourth are left out, saying so. */
 function addReferences(files: FileList | null | undefined): void {

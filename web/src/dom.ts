@@ -50,3 +50,25 @@ export function toggleSignedIn(signedIn: boolean): void {
   for (const el of document.querySelectorAll<HTMLElement>('[data-signed-in]')) el.hidden = !signedIn
   for (const el of document.querySelectorAll<HTMLElement>('[data-signed-out]')) el.hidden = signedIn
 }
+
+/** Files picked with `input` or dropped on `zone` go to `take`; the zone is marked while dragged over. */
+export function acceptFiles(
+  zone: HTMLElement,
+  input: HTMLInputElement,
+  take: (files: FileList | null | undefined) => void,
+) {
+  input.addEventListener('change', () => {
+    take(input.files)
+    input.value = ''
+  })
+  zone.addEventListener('dragover', (event) => {
+    event.preventDefault()
+    zone.classList.add('over')
+  })
+  zone.addEventListener('dragleave', () => zone.classList.remove('over'))
+  zone.addEventListener('drop', (event) => {
+    event.preventDefault()
+    zone.classList.remove('over')
+    take(event.dataTransfer?.files)
+  })
+}

@@ -7,7 +7,7 @@
 import { JOB_STAGES } from '../../src/contract/stages'
 import { CutoutProblem, describeError } from './api'
 import { setUpCompare } from './compare'
-import { byId, h, showError } from './dom'
+import { acceptFiles, byId, h, showError } from './dom'
 import { createQueue, cutoutName, type QueueItem } from './queue'
 import { editorUrl } from './editor-link'
 import { createRemoval, downloadResult, finishRemoval, type RemovalOptions } from './remove'
@@ -100,21 +100,10 @@ export function setUpTool(onFinished: () => void): void {
 
   const enqueue = (files: FileList | null | undefined) => {
     for (const file of Array.from(files ?? [])) waiting.push(queue.add(file))
-    input.value = ''
     if (!running && waiting.length) void drain()
   }
 
-  input.addEventListener('change', () => enqueue(input.files))
-  drop.addEventListener('dragover', (event) => {
-    event.preventDefault()
-    drop.classList.add('over')
-  })
-  drop.addEventListener('dragleave', () => drop.classList.remove('over'))
-  drop.addEventListener('drop', (event) => {
-    event.preventDefault()
-    drop.classList.remove('over')
-    enqueue(event.dataTransfer?.files)
-  })
+  acceptFiles(drop, input, enqueue)
 }
 
 function readOptions(): RemovalOptions {
