@@ -4,6 +4,7 @@
  * Durable Object owns a running job's state and writes it through with {@link unfinishedJobUpdate},
  * the same terminal guard as {@link finishJobStatements}.
  */
+import { JOB_STATUSES, TERMINAL_STATUSES } from '../contract/stages'
 import type { jobs } from '../db/schema'
 import type { D1Row } from '../db/rows'
 import { ApiError } from '../errors'
@@ -28,7 +29,11 @@ export interface NewJob extends Pick<JobInsert, 'id' | 'workspaceId' | 'kind' | 
  * The terminal guard: a job that ended (succeeded, failed, canceled) is never written again, so
  * a stale run cannot overwrite a cancel and a hold is settled once (DESIGN.md §3).
  */
-export const UNFINISHED_SQL = `status IN ('queued', 'processing')`
+export const unfinishedSql = (column = 'status') =>
+  `${column} IN (${JOB_STATUSES.filter((s) => !(TERMINAL_STATUSES as readonly string[]).includes(s))
+    .map((s) => `'${s}'`)
+    .join(', ')})`
+export const UNFINISHED_SQL = unfinishedSql()
 
 /** `UPDATE jobs SET <fields> WHERE id = ?` while the job is unfinished: the one way a job row changes. */
 export function unfinishedJobUpdate(

@@ -14,6 +14,7 @@ import { DAY_MS, iso } from '../lib/time'
 import { settleAbandonedCatalogImages } from './catalog'
 import { CODE_WINDOW_MS } from './email-sign-in'
 import { jobSourcePrefix } from './job-sources'
+import { unfinishedSql } from './job-store'
 import { log } from '../lib/log'
 
 type SweepEnv = Pick<Env, 'DB' | 'BUCKET'>
@@ -116,7 +117,7 @@ export async function sweepJobSources(env: SweepEnv, now = new Date()): Promise<
  */
 const jobsNeedingUpload = (key: string, now: string) => `SELECT 1 FROM job_sources s JOIN jobs j ON j.id = s.job_id
   WHERE s.source_key = ${key}
-    AND (j.status IN ('queued', 'processing') OR (j.status = 'succeeded' AND j.expires_at > ${now}))`
+    AND (${unfinishedSql('j.status')} OR (j.status = 'succeeded' AND j.expires_at > ${now}))`
 
 /**
  * Uploads a day old whose bytes no job still needs: none queued or running, none whose result (and
