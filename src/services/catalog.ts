@@ -29,6 +29,8 @@ import { HOLD_RESULT, holdStatements, quotaExhausted, settleStatements } from '.
 import { idempotent } from './idempotency'
 import { type CallTrace, callNow } from './inference'
 import { StagedPart, type StoredSource } from './sources'
+import type { catalogImages } from '../db/schema'
+import type { D1Row } from '../db/rows'
 
 /** Catalog bytes are kept this long after they are made (SPEC.md §8). */
 export const CATALOG_RETENTION_MS = DAY_MS
@@ -42,21 +44,7 @@ export const catalogReferencePrefix = (stagingId: string) => `catalog/references
 /** A call still `pending` after this is one whose Worker died; its hold is released. */
 const ABANDONED_AFTER_MS = 15 * 60_000
 
-export interface CatalogImageRow {
-  id: string
-  workspace_id: string
-  status: 'pending' | 'succeeded' | 'failed'
-  options: string
-  references: number
-  result_key: string | null
-  model_version: string | null
-  warnings: string | null
-  error_code: string | null
-  created_at: string
-  completed_at: string | null
-  expires_at: string | null
-  result_deleted_at: string | null
-}
+export type CatalogImageRow = D1Row<typeof catalogImages>
 
 export interface MadeCatalogImage {
   id: string

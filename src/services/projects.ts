@@ -17,6 +17,8 @@ import { findJob, type JobRow, UNFINISHED_SQL } from './job-store'
 import { resultExpired } from './job-view'
 import { projectPrefix } from './project-keys'
 import { currentRevision, reviseMask, revisionInsert } from './revisions'
+import type { projects } from '../db/schema'
+import type { D1Row } from '../db/rows'
 
 /** Refinements one project may run (SPEC.md §8). */
 export const REFINEMENTS_PER_PROJECT = 20
@@ -39,18 +41,7 @@ export async function refinementsUsed(
   return row?.[0] ?? 0
 }
 
-export interface ProjectRow {
-  id: string
-  workspace_id: string
-  name: string
-  source_job_id: string
-  source_key: string
-  source_size: number
-  source_sha256: string
-  width: number
-  height: number
-  created_at: string
-}
+export type ProjectRow = D1Row<typeof projects>
 
 export async function findProject(db: D1Database, workspaceId: string, id: string): Promise<ProjectRow> {
   const row = await db
@@ -122,6 +113,7 @@ export async function createProject(
       source_sha256: source.sha256,
       width,
       height,
+      refinements_used: 0,
       created_at: iso(),
     }
     await env.DB.batch([

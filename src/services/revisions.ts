@@ -17,22 +17,10 @@ import type { Revision } from '../schemas/project'
 import { type AnswerHandlers, type CallTrace, callNow, InferenceClient } from './inference'
 import { maskKey } from './project-keys'
 import type { ProjectRow } from './projects'
+import type { revisions } from '../db/schema'
+import type { D1Row } from '../db/rows'
 
-export interface RevisionRow {
-  id: string
-  project_id: string
-  number: number
-  base_revision_id: string | null
-  /** Null for revisions that built on their base (and for those made before the column). */
-  restore_revision_id: string | null
-  strokes: string
-  recipe: string | null
-  refinement_id: string | null
-  mask_key: string
-  mask_size: number
-  mask_sha256: string
-  created_at: string
-}
+export type RevisionRow = D1Row<typeof revisions>
 
 export interface NewRevision {
   id: string
