@@ -29,6 +29,7 @@ import { HOLD_RESULT, holdStatements, quotaExhausted, settleStatements } from '.
 import { idempotent } from './idempotency'
 import { type CallTrace, callNow } from './inference'
 import { StagedPart, type StoredSource } from './sources'
+import { bytesExpired, serveStored, storedBody, type StoredResponse } from './stored-bytes'
 import type { catalogImages } from '../db/schema'
 import type { D1Row } from '../db/rows'
 
@@ -49,8 +50,11 @@ export type CatalogImageRow = D1Row<typeof catalogImages>
 export interface MadeCatalogImage {
   id: string
   seed: number
-  object: R2ObjectBody
+  image: StoredResponse
 }
+
+/** How a catalog image's bytes are served, made now or read later. */
+const CATALOG_IMAGE_HEADERS = { contentType: 'image/png', cacheControl: 'private, max-age=600' }
 
 /**
  * The multipart parts as sent (text parts as strings, each reference streamed into R2 by the
@@ -133,8 +137,8 @@ export async function makeCatalogImageOnce(
   )
   if (made) return made
   const { id } = JSON.parse(stored.body) as { id: string }
-  const { object, seed } = await readCatalogImage(env, auth.workspaceId, id)
-  return { id, seed, object }
+  const { stored: image, seed } = await readCatalogImage(env, auth.workspaceId, id)
+  return { id, seed, image }
 }
 
 /**
@@ -211,7 +215,7 @@ export async function makeCatalogImage(
   }
   const object = await env.BUCKET.get(key)
   if (!object) throw new ApiError('processing_failed', 'The catalog image was not stored')
-  return { id, seed: input.options.seed, object }
+  return { id, seed: input.options.seed, image: storedBody(object, CATALOG_IMAGE_HEADERS) }
 }
 
 /**
@@ -241,11 +245,8 @@ export async function readCatalogImage(env: Env, workspaceId: string, id: string
     .bind(id, workspaceId)
     .first<CatalogImageRow>()
   if (!row?.result_key) throw new ApiError('job_not_found', `No catalog image ${id} in this workspace`)
-  const expired = row.result_deleted_at || (row.expires_at && Date.parse(row.expires_at) <= Date.now())
-  if (expired) throw new ApiError('asset_expired', `Catalog image ${id} expired at ${row.expires_at}; kept 24 hours`)
-  const object = await env.BUCKET.get(row.result_key)
-  if (!object) throw new ApiError('asset_expired', `Catalog image ${id} is no longer stored`)
-  return { row, object, seed: (JSON.parse(row.options) as CatalogOptions).seed }
+  const stored = await serveStored(env.BUCKET, row.result_key, row, `catalog image ${id}`, CATALOG_IMAGE_HEADERS)
+  return { row, stored, seed: (JSON.parse(row.options) as CatalogOptions).seed }
 }
 
 /** Calls that never ended (their Worker died mid-call): the hold goes back, the row says failed. */
@@ -309,7 +310,7 @@ function catalogImageView(row: CatalogImageRow, now: number): CatalogImageView {
     prompt: options.prompt,
     createdAt: row.created_at,
     expiresAt: row.expires_at,
-    expired: Boolean(row.result_deleted_at || (row.expires_at && Date.parse(row.expires_at) <= now)),
+    expired: bytesExpired(row, now),
     links: { self: `/v1/catalog-images/${row.id}` },
   }
 }

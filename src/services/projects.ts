@@ -14,7 +14,7 @@ import { type CallTrace, InferenceClient, inferenceProblem, InferenceFailure } f
 import { proxyEventStream } from './event-stream'
 import { projectStream } from './events'
 import { findJob, type JobRow, UNFINISHED_SQL } from './job-store'
-import { resultExpired } from './job-view'
+import { bytesExpired } from './stored-bytes'
 import { projectPrefix } from './project-keys'
 import { currentRevision, reviseMask, revisionInsert } from './revisions'
 import type { projects } from '../db/schema'
@@ -80,7 +80,7 @@ export async function createProject(
 ): Promise<ProjectRow> {
   const job = await findJob(env.DB, workspaceId, jobId)
   assertProjectSource(job)
-  if (resultExpired(job)) {
+  if (bytesExpired(job)) {
     throw new ApiError('asset_expired', `The result of job ${jobId} expired at ${job.expires_at}`)
   }
   const id = crypto.randomUUID()

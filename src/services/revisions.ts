@@ -19,6 +19,7 @@ import { maskKey } from './project-keys'
 import type { ProjectRow } from './projects'
 import type { revisions } from '../db/schema'
 import type { D1Row } from '../db/rows'
+import { serveStored, type StoredResponse } from './stored-bytes'
 
 export type RevisionRow = D1Row<typeof revisions>
 
@@ -103,22 +104,13 @@ export async function refinementRevisionId(db: D1Database, refinementId: string)
 }
 
 /** A revision's mask bytes (GET …/mask). Revisions are immutable: the same URL always gives the same bytes. */
-export async function readRevisionMask(
-  env: Env,
-  projectId: string,
-  revisionId: string,
-): Promise<{ body: ReadableStream; headers: Record<string, string> }> {
+export async function readRevisionMask(env: Env, projectId: string, revisionId: string): Promise<StoredResponse> {
   const revision = await findRevision(env.DB, projectId, revisionId)
-  const object = await env.BUCKET.get(revision.mask_key)
-  if (!object) throw new Error(`The mask of revision ${revision.id} is missing from storage`)
-  return {
-    body: object.body,
-    headers: {
-      'content-type': 'image/png',
-      'content-length': String(object.size),
-      'cache-control': 'private, max-age=31536000, immutable',
-    },
-  }
+  // A project keeps its masks until it is deleted (no expiry); one missing from storage is gone all the same.
+  return serveStored(env.BUCKET, revision.mask_key, { expires_at: null }, `the mask of revision ${revision.id}`, {
+    contentType: 'image/png',
+    cacheControl: 'private, max-age=31536000, immutable',
+  })
 }
 
 export const staleBase = (baseId: string) =>
