@@ -28,3 +28,7 @@ export type InferenceStage = (typeof INFERENCE_STAGES)[number]
  */
 export const TERMINAL_STATUSES = ['succeeded', 'failed', 'canceled'] as const satisfies readonly JobStatus[]
 export type TerminalStatus = (typeof TERMINAL_STATUSES)[number]
+
+const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_STATUSES)
+/** Whether a job with this status has ended (the runner, the store and telemetry ask the same question). */
+export const isTerminalStatus = (status: string): status is TerminalStatus => TERMINAL.has(status)

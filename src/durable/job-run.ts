@@ -5,7 +5,7 @@
  * through to D1 together with the credit settlement, so a job ends terminal with its hold settled once.
  */
 import { DurableObject } from 'cloudflare:workers'
-import { type JobStage, type JobStatus, TERMINAL_STATUSES } from '../contract/stages'
+import { isTerminalStatus, type JobStage, type JobStatus } from '../contract/stages'
 import { newTraceId } from '../contract/trace'
 import { type Config, loadConfig } from '../config'
 import type { Env } from '../env'
@@ -53,7 +53,6 @@ interface JobState extends JobStart {
   timings?: Record<string, number>
 }
 
-const TERMINAL: ReadonlySet<JobStatus> = new Set(TERMINAL_STATUSES)
 /** A job waiting for a workspace slot re-asks this often, in case a wake-up was lost. */
 const SLOT_RECHECK_MS = 15_000
 /** Delay before retrying the after-terminal work (slot release, webhooks) when it failed. */
@@ -102,7 +101,7 @@ export class JobRun extends DurableObject<Env> {
   /** Cancels now if nothing is in flight, else aborts the inference call (SPEC.md §3). */
   async cancel(): Promise<JobStatus> {
     const state = this.#state()
-    if (!state || TERMINAL.has(state.status)) return state?.status ?? 'canceled'
+    if (!state || isTerminalStatus(state.status)) return state?.status ?? 'canceled'
     if (this.#abort) {
       this.#abort.abort(new Error('canceled'))
       return state.status
@@ -115,7 +114,7 @@ export class JobRun extends DurableObject<Env> {
   /** Resolves true once the job is terminal, or false after `ms`. */
   async waitForTerminal(ms: number): Promise<boolean> {
     const state = this.#state()
-    if (!state || TERMINAL.has(state.status)) return true
+    if (!state || isTerminalStatus(state.status)) return true
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer)
@@ -133,14 +132,14 @@ export class JobRun extends DurableObject<Env> {
   /** GET …/events: replays the log after `Last-Event-ID`, then streams live until terminal. */
   override async fetch(request: Request): Promise<Response> {
     const state = this.#state()
-    const live = state !== null && !TERMINAL.has(state.status)
+    const live = state !== null && !isTerminalStatus(state.status)
     return this.#events.stream(request.headers.get('last-event-id'), live)
   }
 
   override async alarm(): Promise<void> {
     const state = this.#state()
     if (!state) return
-    if (TERMINAL.has(state.status)) return this.#wrapUp(state)
+    if (isTerminalStatus(state.status)) return this.#wrapUp(state)
     try {
       await this.#run(state)
     } catch (err) {
@@ -359,7 +358,7 @@ export class JobRun extends DurableObject<Env> {
   /** True when a cancel finished the job while a run was between steps. */
   #endedElsewhere(): boolean {
     const stored = this.#state()
-    return stored !== null && TERMINAL.has(stored.status)
+    return stored !== null && isTerminalStatus(stored.status)
   }
 
   #state(): JobState | null {
@@ -369,7 +368,7 @@ export class JobRun extends DurableObject<Env> {
 
   /** Terminal states never change (DESIGN.md §3): a stale run cannot write over a cancel. */
   #save(state: JobState): void {
-    if (!TERMINAL.has(state.status) && this.#endedElsewhere()) throw new JobEnded()
+    if (!isTerminalStatus(state.status) && this.#endedElsewhere()) throw new JobEnded()
     this.ctx.storage.sql.exec('INSERT OR REPLACE INTO job (id, state) VALUES (1, ?)', JSON.stringify(state))
   }
 }

@@ -6,6 +6,7 @@
  * revision on show and drops the undone ones from Redo, as in any paint program (the API's
  * `restoreRevisionId`). A 409 from an edit made elsewhere is said, and the newest revision is loaded.
  */
+import { isTerminalStatus } from '../../../sdk/src/wait'
 import { CutoutProblem, describeError } from '../api'
 import { byId, h, showError } from '../dom'
 import { loadSession } from '../session'
@@ -355,7 +356,7 @@ async function startRefinement(): Promise<void> {
         try {
           const now = await getRefinement(project.id, made.id)
           if (now.status === 'processing') showRefineStage('refining', 'Refining: the model looks again at the region.')
-          if (now.status !== 'queued' && now.status !== 'processing') return settle(made.id, now)
+          if (isTerminalStatus(now.status)) return settle(made.id, now)
         } catch {
           // the next read or the stream will tell
         }
@@ -387,10 +388,7 @@ function settle(id: string, ended: Pick<Refinement, 'status' | 'error'>): void {
 function onProjectEvent(event: ProjectEvent): void {
   const { id, status: s, error: e } = event.data
   if (event.type === 'image.refinement.completed.v1' && id && waiting.has(id))
-    settle(id, {
-      status: s as Refinement['status'],
-      error: e ? { code: 'refinement_failed', message: e.message } : null,
-    })
+    settle(id, { status: s as Refinement['status'], error: e ?? null })
 }
 
 /** The size slider reaches a quarter of the photo's longer side, and starts at a 50th of it. */
