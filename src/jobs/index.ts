@@ -33,4 +33,4 @@ export function jobKind(name: string): JobKind<unknown> {
   return kind
 }
 
-export type { JobKind, StoredSource, StoredOutput } from './kind'
+export type { JobKind, StoredObject, StoredOutput } from './kind'
