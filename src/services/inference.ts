@@ -367,6 +367,31 @@ export async function callNow(
   }
 }
 
+/**
+ * A stored image's upright size and type, as the inference server decodes it, while a client
+ * waits (an upload's completion, a new project): a failure is the client's problem (`inferenceProblem`).
+ */
+export async function inspectStored(
+  env: { INFERENCE_URL: string; INFERENCE_SIGNING_KEY: string },
+  object: { body: ReadableStream<Uint8Array>; size: number },
+  sha256: string,
+  { trace }: CallOptions = {},
+): Promise<ImageInfo> {
+  const image: RequestPart = {
+    name: 'image',
+    type: 'application/octet-stream',
+    length: object.size,
+    sha256,
+    body: object.body,
+  }
+  try {
+    return await InferenceClient.fromEnv(env).inspect(image, { trace })
+  } catch (err) {
+    if (err instanceof InferenceFailure) throw inferenceProblem(err)
+    throw err
+  }
+}
+
 /** Maps an inference failure seen while a client waits on the request to its SPEC.md §7 problem. */
 export function inferenceProblem(err: InferenceFailure, field?: string): ApiError {
   switch (err.kind) {

@@ -10,7 +10,7 @@ import { listPage } from '../lib/cursor'
 import { copyHashed, deleteByPrefix } from '../lib/storage'
 import { iso } from '../lib/time'
 import type { Project } from '../schemas/project'
-import { type CallTrace, InferenceClient, inferenceProblem, InferenceFailure } from './inference'
+import { type CallTrace, inspectStored } from './inference'
 import { proxyEventStream } from './event-stream'
 import { projectStream } from './events'
 import { findJob, type JobRow, UNFINISHED_SQL } from './job-store'
@@ -154,21 +154,7 @@ function assertProjectSource(job: JobRow): asserts job is JobRow & { result_key:
 async function uprightSize(env: Env, source: { key: string; size: number; sha256: string }, trace?: CallTrace) {
   const object = await env.BUCKET.get(source.key)
   if (!object) throw new ApiError('asset_expired', 'The source image is no longer stored')
-  try {
-    return await InferenceClient.fromEnv(env).inspect(
-      {
-        name: 'image',
-        type: 'application/octet-stream',
-        length: source.size,
-        sha256: source.sha256,
-        body: object.body,
-      },
-      { trace },
-    )
-  } catch (err) {
-    if (err instanceof InferenceFailure) throw inferenceProblem(err)
-    throw err
-  }
+  return inspectStored(env, object, source.sha256, { trace })
 }
 
 /** A project's event stream (SPEC.md §6), from after `lastEventId`. */

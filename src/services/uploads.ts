@@ -6,7 +6,7 @@
 import { ApiError } from '../errors'
 import { HOUR_MS, iso } from '../lib/time'
 import { UPLOAD_CONTENT_TYPES, type Upload } from '../schemas/upload'
-import { type CallTrace, type ImageInfo, InferenceClient, InferenceFailure, inferenceProblem } from './inference'
+import { type CallTrace, inspectStored } from './inference'
 import { presignConfigured, presignPut, type PresignEnv } from './presign'
 import { storeStream, verifyStoredObject } from './sources'
 import type { uploads } from '../db/schema'
@@ -213,22 +213,7 @@ export async function completeUpload(
       .bind(object.size, landed.sha256, id)
       .run()
   }
-  let info: ImageInfo
-  try {
-    info = await InferenceClient.fromEnv(env).inspect(
-      {
-        name: 'image',
-        type: 'application/octet-stream',
-        length: object.size,
-        sha256: landed.sha256,
-        body: object.body,
-      },
-      { trace },
-    )
-  } catch (err) {
-    if (err instanceof InferenceFailure) throw inferenceProblem(err)
-    throw err
-  }
+  const info = await inspectStored(env, object, landed.sha256, { trace })
   const ready: UploadRow = { ...row, status: 'ready', width: info.width, height: info.height, mime_type: info.mimeType }
   await env.DB.prepare("UPDATE uploads SET status = 'ready', width = ?, height = ?, mime_type = ? WHERE id = ?")
     .bind(info.width, info.height, info.mimeType, id)
