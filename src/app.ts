@@ -7,6 +7,7 @@ import { notFoundOrNotAllowed, onError } from './errors'
 import { allowedMethods, createRouter } from './lib/router'
 import { rateLimit } from './middleware/rate-limit'
 import { requestId } from './middleware/request-id'
+import { drainUnreadBody, jsonBodyLimit } from './middleware/request-body'
 import { securityHeaders } from './middleware/security-headers'
 import { requestLog } from './middleware/trace'
 import { apiKeys } from './routes/api-keys'
@@ -53,10 +54,13 @@ const getOpenApiDocument = createRoute({
 
 export function createApp() {
   const app = createRouter()
+  // First: whatever answers a request, its body has been read to the end before the answer leaves.
+  app.use('*', drainUnreadBody())
   app.use('*', requestId())
   app.use('*', requestLog())
   app.use('*', securityHeaders())
   app.use('*', rateLimit())
+  app.use('*', jsonBodyLimit())
   app.route('/', health)
   app.route('/', uploads)
   app.route('/', removals)
