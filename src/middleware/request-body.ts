@@ -34,7 +34,7 @@ export const drainUnreadBody = () =>
   createMiddleware<AppEnv>(async function drainUnreadBody(c, next) {
     const original = c.req.raw.body
     if (!original) return next()
-    const source = original.getReader()
+    const source = serialReads(original.getReader())
     let ended = false
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
@@ -55,8 +55,24 @@ export const drainUnreadBody = () =>
     }
   })
 
+/**
+ * `reader` whose reads wait their turn: the runtime's body stream takes one pending read at a
+ * time, and the stream above may still be pulling ahead when the route has answered.
+ */
+function serialReads(reader: ReadableStreamDefaultReader<Uint8Array>): Pick<typeof reader, 'read' | 'cancel'> {
+  let last: Promise<unknown> = Promise.resolve()
+  return {
+    read() {
+      const next = last.then(() => reader.read())
+      last = next.catch(() => undefined)
+      return next
+    },
+    cancel: (reason) => reader.cancel(reason),
+  }
+}
+
 /** Reads `source` to its end, dropping the bytes; cancels it past {@link MAX_DRAINED_BYTES} or on a read error. */
-async function drain(source: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+async function drain(source: Pick<ReadableStreamDefaultReader<Uint8Array>, 'read' | 'cancel'>): Promise<void> {
   let drained = 0
   try {
     for (;;) {
