@@ -3,6 +3,7 @@
  * Builds the API: request ids, the resource routers and the OpenAPI 3.1 document.
  */
 import { createRoute } from '@hono/zod-openapi'
+import { MAX_JSON_BODY_BYTES } from './contract/limits'
 import { notFoundOrNotAllowed, onError } from './errors'
 import { allowedMethods, createRouter } from './lib/router'
 import { rateLimit } from './middleware/rate-limit'
@@ -87,7 +88,7 @@ export function createApp() {
     info: {
       title: TITLE,
       version: API_VERSION,
-      description: 'Background removal and image editing. Errors are application/problem+json.',
+      description: `Background removal and image editing. Errors are application/problem+json. A JSON request body is at most ${MAX_JSON_BODY_BYTES} bytes (1 MiB; larger is 413 image_too_large).`,
       license: { name: 'AGPL-3.0-or-later', identifier: 'AGPL-3.0-or-later' },
     },
     servers: [{ url: new URL(c.req.url).origin }],
