@@ -42,7 +42,13 @@ export const drainUnreadBody = () =>
         if (read.done) {
           ended = true
           controller.close()
-        } else controller.enqueue(read.value)
+          return
+        }
+        try {
+          controller.enqueue(read.value)
+        } catch {
+          // The route canceled this stream while the read was under way: the chunk is dropped.
+        }
       },
       // A reader that stops early leaves the rest to `drain` below, which still owns `source`.
       cancel() {},
@@ -71,7 +77,7 @@ function serialReads(reader: ReadableStreamDefaultReader<Uint8Array>): Pick<type
   }
 }
 
-/** Reads `source` to its end, dropping the bytes; cancels it past {@link MAX_DRAINED_BYTES} or on a read error. */
+/** Reads `source` to its end, dropping the bytes; cancels it past {@link MAX_DRAINED_BYTES}. A failed read ends it. */
 async function drain(source: Pick<ReadableStreamDefaultReader<Uint8Array>, 'read' | 'cancel'>): Promise<void> {
   let drained = 0
   try {
