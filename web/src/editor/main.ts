@@ -8,6 +8,7 @@
  */
 import { CutoutProblem, describeError } from '../api'
 import { byId, h, showError } from '../dom'
+import { setUpHeader } from '../header'
 import { loadSession } from '../session'
 import { type BrushSettings, LiveStroke } from './brush'
 import type { Mask } from './codecs'
@@ -427,6 +428,7 @@ async function open(): Promise<void> {
   void followProject(project.id, onProjectEvent, new AbortController().signal)
 }
 
+setUpHeader()
 if (!loadSession()) {
   byId('editor-signed-out').hidden = false
 } else {
