@@ -8,6 +8,7 @@
  */
 import { CutoutProblem, describeError } from '../api'
 import { byId, showError } from '../dom'
+import { setUpHeader } from '../header'
 import { loadSession } from '../session'
 import { type BrushSettings, LiveStroke } from './brush'
 import type { Mask } from './codecs'
@@ -314,6 +315,7 @@ async function open(): Promise<void> {
   void followProject(project.id, (event) => refinePanel.onProjectEvent(event), new AbortController().signal)
 }
 
+setUpHeader()
 if (!loadSession()) {
   byId('editor-signed-out').hidden = false
 } else {
