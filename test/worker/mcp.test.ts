@@ -1,0 +1,142 @@
+/**
+ * `POST /mcp` in workerd (DESIGN.md §3 MCP), spoken as raw JSON-RPC so the wire is what is checked:
+ * the credential as on REST (401 `invalid_api_key` problem without one, the app's rate-limit
+ * headers on every answer), each tool's REST scopes, arguments checked by the REST schemas with
+ * REST's wording, and refusals as MCP tool errors carrying the problem. The whole removal, with
+ * its PNG, is run by an MCP client against the real stack (test/mcp/mcp.test.ts).
+ */
+import { describe, expect, it } from 'vitest'
+import { api, expectProblem, RAW_CUTOUT, seedWorkspace } from './helpers'
+
+const ACCEPT = 'application/json, text/event-stream'
+
+/** One JSON-RPC request to /mcp (stateless: no initialize needed first). */
+async function rpc(method: string, params: unknown, key?: string): Promise<Response> {
+  return api('/mcp', {
+    method: 'POST',
+    key,
+    headers: { accept: ACCEPT, 'mcp-protocol-version': '2025-06-18' },
+    json: { jsonrpc: '2.0', id: 1, method, params },
+  })
+}
+
+type ToolResult = {
+  isError?: boolean
+  content: { type: string; text?: string }[]
+  structuredContent?: Record<string, unknown>
+}
+
+async function callTool(name: string, args: unknown, key: string): Promise<ToolResult> {
+  const res = await rpc('tools/call', { name, arguments: args }, key)
+  expect(res.status).toBe(200)
+  const body = (await res.json()) as { result: ToolResult }
+  return body.result
+}
+
+/** A tool error carries the REST problem: `code: detail` as text, and the problem as structuredContent. */
+function expectToolProblem(result: ToolResult, code: string, field?: string) {
+  expect(result.isError, JSON.stringify(result)).toBe(true)
+  const problem = result.structuredContent as { code: string; detail: string; field?: string; type: string }
+  expect(problem.code).toBe(code)
+  if (field) expect(problem.field).toBe(field)
+  expect(result.content[0].text).toBe(`${code}: ${problem.detail}`)
+  expect(problem.type).toBe(`https://api.test/errors/${code.replaceAll('_', '-')}`)
+  return problem
+}
+
+describe('POST /mcp', () => {
+  it('is 401 invalid_api_key (problem+json) without a credential, and with a revoked-looking key', async () => {
+    await expectProblem(await rpc('tools/list', {}), 401, 'invalid_api_key')
+    await expectProblem(await rpc('tools/list', {}, 'sk_live_not-a-key'), 401, 'invalid_api_key')
+  })
+
+  it('answers initialize and lists the seven tools with JSON Schemas from the REST contract', async () => {
+    const { key } = await seedWorkspace()
+    const init = await rpc(
+      'initialize',
+      { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } },
+      key,
+    )
+    expect(init.status).toBe(200)
+    const { result } = (await init.json()) as { result: { serverInfo: { name: string }; capabilities: object } }
+    expect(result.serverInfo.name).toBe('cutout')
+    expect(result.capabilities).toHaveProperty('tools')
+
+    const listed = await rpc('tools/list', {}, key)
+    const { tools } = ((await listed.json()) as { result: { tools: { name: string; inputSchema: any }[] } }).result
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'cancel_job',
+      'create_catalog_image',
+      'create_upload',
+      'get_job',
+      'get_usage',
+      'list_jobs',
+      'remove_background',
+    ])
+    const remove = tools.find((t) => t.name === 'remove_background')!.inputSchema
+    expect(remove.type).toBe('object')
+    expect(remove.required).toEqual(['options'])
+    expect(remove.properties.options.properties.quality.enum).toEqual(['fast', 'balanced', 'high'])
+  })
+
+  it('GET and DELETE are 405 with Allow: POST (a stateless server has no SSE stream or session)', async () => {
+    const { key } = await seedWorkspace()
+    for (const method of ['GET', 'DELETE']) {
+      const res = await api('/mcp', { method, key, headers: { accept: ACCEPT } })
+      await expectProblem(res, 405, 'method_not_allowed')
+      expect(res.headers.get('allow')).toBe('POST')
+    }
+  })
+
+  it("checks each tool's REST scopes: a key without images:write reads usage but may not remove", async () => {
+    const { key } = await seedWorkspace({ scopes: ['jobs:read'] })
+    const usage = await callTool('get_usage', {}, key)
+    expect(usage.isError).toBeFalsy()
+    expect(usage.structuredContent).toMatchObject({ available: 100, held: 0 })
+    const refused = await callTool(
+      'remove_background',
+      { sourceUrl: 'https://images.example.com/a.png', options: RAW_CUTOUT },
+      key,
+    )
+    expect(expectToolProblem(refused, 'insufficient_scope').detail).toContain('images:write')
+    expectToolProblem(await callTool('create_upload', {}, key), 'insufficient_scope')
+  })
+
+  it('refuses arguments as REST does: invalid_input naming the field, and exactly one source', async () => {
+    const { key } = await seedWorkspace()
+    const unknown = await callTool(
+      'remove_background',
+      { sourceUrl: 'https://images.example.com/a.png', options: { ...RAW_CUTOUT, sharpen: true } },
+      key,
+    )
+    expectToolProblem(unknown, 'invalid_input', 'options.sharpen')
+    const both = await callTool(
+      'remove_background',
+      { sourceUrl: 'https://images.example.com/a.png', uploadId: crypto.randomUUID(), options: RAW_CUTOUT },
+      key,
+    )
+    expectToolProblem(both, 'invalid_input', 'uploadId')
+    expectToolProblem(await callTool('get_job', { id: 'nope' }, key), 'invalid_input', 'id')
+  })
+
+  it("answers the services' problems: an unknown job is job_not_found, an unknown upload names uploadId", async () => {
+    const { key } = await seedWorkspace()
+    expectToolProblem(await callTool('get_job', { id: crypto.randomUUID() }, key), 'job_not_found')
+    const missing = await callTool(
+      'remove_background',
+      { uploadId: crypto.randomUUID(), options: RAW_CUTOUT },
+      key,
+    )
+    expectToolProblem(missing, 'invalid_input', 'uploadId')
+    expect((await callTool('get_usage', {}, key)).structuredContent).toMatchObject({ held: 0, used: 0 })
+  })
+
+  it('create_upload answers an absolute uploadUrl that takes the PUT with the same credential', async () => {
+    const { key } = await seedWorkspace()
+    const created = await callTool('create_upload', { contentType: 'image/png' }, key)
+    const upload = created.structuredContent as { id: string; uploadUrl: string; status: string }
+    expect(upload.status).toBe('pending')
+    expect(upload.uploadUrl).toBe(`https://api.test/v1/uploads/${upload.id}/content`)
+    expect(created.content[0].text).toContain('Authorization: Bearer')
+  })
+})
