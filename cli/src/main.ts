@@ -3,12 +3,13 @@
  * @module
  * `cutout`: the command line on @cutout/sdk. Arguments are parsed by commander; each command lives
  * in src/commands. Errors end the process with the exit codes of src/exit.ts and one clear line
- * on stderr. Environment: CUTOUT_API_KEY (used instead of a stored session), CUTOUT_BASE_URL.
+ * on stderr (`mcp` keeps stdout for the protocol). Environment: CUTOUT_API_KEY (used instead of a stored session), CUTOUT_BASE_URL.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { keysCreate, keysList, keysRevoke, jobs, usage } from './commands/account.js'
 import { batch } from './commands/batch.js'
 import { login, logout } from './commands/login.js'
+import { mcp } from './commands/mcp.js'
 import { remove, type RemoveOptions } from './commands/remove.js'
 import { CliError, describe, EXIT, exitCodeFor } from './exit.js'
 import { positiveInt } from './files.js'
@@ -76,6 +77,11 @@ program
   .command('usage')
   .description('show credits')
   .action(() => usage(globals()))
+
+program
+  .command('mcp')
+  .description("serve the API's MCP tools on stdio, for AI assistants (see docs/mcp.md)")
+  .action(() => mcp(globals()))
 
 const keys = program.command('keys').description('manage API keys')
 keys

@@ -48,16 +48,13 @@ export async function jobResult(env: Env, workspaceId: string, job: Job, origin:
   const answer = jsonResult(shown, summaryOf(shown))
   if (job.status !== 'succeeded' || !shown.result) return answer
   const image = await imageBlock(env, workspaceId, job)
-  answer.content.push(
-    ...(image ? [image] : []),
-    {
-      type: 'resource_link',
-      uri: shown.result.url,
-      name: `${job.id}.${job.format ?? 'png'}`,
-      mimeType: shown.result.contentType,
-      description: `The result (a signed URL, valid until ${shown.result.expiresAt})`,
-    },
-  )
+  answer.content.push(...(image ? [image] : []), {
+    type: 'resource_link',
+    uri: shown.result.url,
+    name: `${job.id}.${job.format ?? 'png'}`,
+    mimeType: shown.result.contentType,
+    description: `The result (a signed URL, valid until ${shown.result.expiresAt})`,
+  })
   return answer
 }
 

@@ -106,7 +106,7 @@ const getJob = tool({
   name: 'get_job',
   title: 'Get a job',
   description:
-    "Reads a job: its status and stage, and once succeeded its result (the PNG as image content when ≤ 1 MB, and a signed URL valid 10 minutes; call again for a fresh one). Results are kept 24 hours.",
+    'Reads a job: its status and stage, and once succeeded its result (the PNG as image content when ≤ 1 MB, and a signed URL valid 10 minutes; call again for a fresh one). Results are kept 24 hours.',
   input: IdParams,
   routes: ['GET /v1/jobs/{id}', 'GET /v1/jobs/{id}/result'],
   annotations: { readOnlyHint: true, openWorldHint: false },
@@ -132,7 +132,8 @@ const cancel = tool({
 const list = tool({
   name: 'list_jobs',
   title: 'List jobs',
-  description: "Lists the workspace's jobs, newest first, 20 at a time (limit up to 100); pass nextCursor as cursor for the next page.",
+  description:
+    "Lists the workspace's jobs, newest first, 20 at a time (limit up to 100); pass nextCursor as cursor for the next page.",
   input: JobListQuery,
   routes: ['GET /v1/jobs'],
   annotations: { readOnlyHint: true, openWorldHint: false },
@@ -157,7 +158,10 @@ const upload = tool({
     const how = created.uploadHeaders
       ? `PUT the image bytes to ${shown.uploadUrl} with exactly these headers: ${JSON.stringify(created.uploadHeaders)}`
       : `PUT the image bytes to ${shown.uploadUrl} with Authorization: Bearer <your credential> and the image's Content-Type`
-    return jsonResult(shown, `${how}; then use ${created.id} as uploadId (remove_background) or in references (create_catalog_image).`)
+    return jsonResult(
+      shown,
+      `${how}; then use ${created.id} as uploadId (remove_background) or in references (create_catalog_image).`,
+    )
   },
 })
 
@@ -212,12 +216,4 @@ const usage = tool({
   },
 })
 
-export const MCP_TOOLS: readonly McpTool[] = [
-  removeBackground,
-  getJob,
-  cancel,
-  list,
-  upload,
-  catalogImage,
-  usage,
-]
+export const MCP_TOOLS: readonly McpTool[] = [removeBackground, getJob, cancel, list, upload, catalogImage, usage]

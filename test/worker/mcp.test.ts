@@ -122,11 +122,7 @@ describe('POST /mcp', () => {
   it("answers the services' problems: an unknown job is job_not_found, an unknown upload names uploadId", async () => {
     const { key } = await seedWorkspace()
     expectToolProblem(await callTool('get_job', { id: crypto.randomUUID() }, key), 'job_not_found')
-    const missing = await callTool(
-      'remove_background',
-      { uploadId: crypto.randomUUID(), options: RAW_CUTOUT },
-      key,
-    )
+    const missing = await callTool('remove_background', { uploadId: crypto.randomUUID(), options: RAW_CUTOUT }, key)
     expectToolProblem(missing, 'invalid_input', 'uploadId')
     expect((await callTool('get_usage', {}, key)).structuredContent).toMatchObject({ held: 0, used: 0 })
   })
