@@ -98,9 +98,18 @@ const removeBackground = tool({
       source,
       options: args.options,
     })
-    return jobResult(c.env, workspace(c), accepted.job, origin(c))
+    return presentJob(c, accepted.job.id)
   },
 })
+
+/**
+ * A job as it now stands, with a freshly signed result URL: also after a replayed key, whose
+ * stored first answer (REST's replay) may hold an unfinished status or an expired signature.
+ */
+async function presentJob(c: Context<AppEnv>, id: string): Promise<CallToolResult> {
+  const job = await toJob(await findJob(c.env.DB, workspace(c), id), c.env.RESULT_SIGNING_KEY)
+  return jobResult(c.env, workspace(c), job, origin(c))
+}
 
 const getJob = tool({
   name: 'get_job',
@@ -111,8 +120,7 @@ const getJob = tool({
   routes: ['GET /v1/jobs/{id}', 'GET /v1/jobs/{id}/result'],
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(c, { id }) {
-    const job = await toJob(await findJob(c.env.DB, workspace(c), id), c.env.RESULT_SIGNING_KEY)
-    return jobResult(c.env, workspace(c), job, origin(c))
+    return presentJob(c, id)
   },
 })
 
