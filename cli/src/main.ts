@@ -9,7 +9,6 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { keysCreate, keysList, keysRevoke, jobs, usage } from './commands/account.js'
 import { batch } from './commands/batch.js'
 import { login, logout } from './commands/login.js'
-import { mcp } from './commands/mcp.js'
 import { remove, type RemoveOptions } from './commands/remove.js'
 import { CliError, describe, EXIT, exitCodeFor } from './exit.js'
 import { positiveInt } from './files.js'
@@ -81,7 +80,8 @@ program
 program
   .command('mcp')
   .description("serve the API's MCP tools on stdio, for AI assistants (see docs/mcp.md)")
-  .action(() => mcp(globals()))
+  // Loaded only here: the MCP SDK would add half a second to every other command's start.
+  .action(async () => (await import('./commands/mcp.js')).mcp(globals()))
 
 const keys = program.command('keys').description('manage API keys')
 keys
