@@ -5,8 +5,13 @@
  * REST's wording, and refusals as MCP tool errors carrying the problem. The whole removal, with
  * its PNG, is run by an MCP client against the real stack (test/mcp/mcp.test.ts).
  */
-import { describe, expect, it } from 'vitest'
-import { api, expectProblem, RAW_CUTOUT, seedWorkspace } from './helpers'
+import { env } from 'cloudflare:workers'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type LogLevel, logSink } from '../../src/lib/log'
+import { api, expectProblem, RAW_CUTOUT, seedWorkspace, sleep, testBudget, uploadImage } from './helpers'
+
+const originalSink = { ...logSink }
+afterEach(() => Object.assign(logSink, originalSink))
 
 const ACCEPT = 'application/json, text/event-stream'
 
@@ -22,8 +27,8 @@ async function rpc(method: string, params: unknown, key?: string): Promise<Respo
 
 type ToolResult = {
   isError?: boolean
-  content: { type: string; text?: string }[]
-  structuredContent?: Record<string, unknown>
+  content: { type: string; text?: string; data?: string; mimeType?: string; uri?: string }[]
+  structuredContent?: Record<string, any>
 }
 
 async function callTool(name: string, args: unknown, key: string): Promise<ToolResult> {
@@ -135,4 +140,100 @@ describe('POST /mcp', () => {
     expect(upload.uploadUrl).toBe(`https://api.test/v1/uploads/${upload.id}/content`)
     expect(created.content[0].text).toContain('Authorization: Bearer')
   })
+
+  it(
+    'answers a finished removal with its PNG as image content and the absolute signed URL; a key replays the job',
+    async () => {
+      const { key } = await seedWorkspace()
+      const lines: string[] = []
+      logSink.write = (_level: LogLevel, line: string) => void lines.push(line)
+      const args = {
+        sourceUrl: `${env.FIXTURE_ORIGIN}/files/astronaut.png`,
+        options: RAW_CUTOUT,
+        idempotencyKey: crypto.randomUUID(),
+      }
+      const result = await finished(await callTool('remove_background', args, key), key)
+      const job = result.structuredContent as { id: string; status: string; result: { url: string } }
+      expect(job.status).toBe('succeeded')
+      expect(job.result.url).toMatch(new RegExp(`^https://api\\.test/v1/jobs/${job.id}/result\\?exp=\\d+&sig=`))
+      const image = result.content.find((c) => c.type === 'image')!
+      expect(image.mimeType).toBe('image/png')
+      const png = Uint8Array.from(atob(image.data!), (ch) => ch.charCodeAt(0))
+      const fetched = await api(job.result.url) // signed: no credential
+      expect(fetched.status).toBe(200)
+      expect(new Uint8Array(await fetched.arrayBuffer())).toEqual(png)
+      expect(result.content.find((c) => c.type === 'resource_link')?.uri).toBe(job.result.url)
+
+      const replay = await callTool('remove_background', args, key)
+      expect(replay.structuredContent?.id).toBe(job.id)
+      expect((await callTool('get_usage', {}, key)).structuredContent).toMatchObject({ used: 1, held: 0 })
+      const tools = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'mcp tool')
+      expect(tools[0]).toMatchObject({ tool: 'remove_background', outcome: 'ok' })
+    },
+    testBudget(1),
+  )
+
+  it(
+    'leaves a result over 1 MB out of the answer: the signed URL only',
+    async () => {
+      const { key } = await seedWorkspace()
+      // Noise does not compress: its cutout (RGBA, noisy alpha) is about 1.5 MB as PNG.
+      const upload = await uploadImage(key, await noisePng(640, 640))
+      const args = { uploadId: upload.id, options: RAW_CUTOUT }
+      const result = await finished(await callTool('remove_background', args, key), key)
+      expect(result.structuredContent?.status).toBe('succeeded')
+      expect(result.content.map((c) => c.type)).toEqual(['text', 'text', 'resource_link'])
+      const fetched = await api(result.structuredContent?.result.url)
+      expect(Number(fetched.headers.get('content-length'))).toBeGreaterThan(1024 * 1024)
+      await fetched.body?.cancel()
+    },
+    testBudget(1),
+  )
 })
+
+/** A removal's answer, followed with get_job until the job ends. */
+async function finished(first: ToolResult, key: string): Promise<ToolResult> {
+  let result = first
+  for (;;) {
+    expect(result.isError, JSON.stringify(result.content[0])).toBeFalsy()
+    const { id, status } = result.structuredContent as { id: string; status: string }
+    if (status !== 'queued' && status !== 'processing') return result
+    await sleep(250)
+    result = await callTool('get_job', { id }, key)
+  }
+}
+
+/** An RGB PNG of random pixels (zlib by CompressionStream, CRCs computed, as a decoder checks them). */
+async function noisePng(width: number, height: number): Promise<Uint8Array> {
+  const raw = new Uint8Array((width * 3 + 1) * height)
+  for (let i = 0; i < raw.length; i += 65536) crypto.getRandomValues(raw.subarray(i, i + 65536))
+  for (let y = 0; y < height; y++) raw[y * (width * 3 + 1)] = 0 // filter: none
+  const zlib = new Blob([raw]).stream().pipeThrough(new CompressionStream('deflate'))
+  const idat = new Uint8Array(await new Response(zlib).arrayBuffer())
+  const header = new Uint8Array(13)
+  new DataView(header.buffer).setUint32(0, width)
+  new DataView(header.buffer).setUint32(4, height)
+  header.set([8, 2, 0, 0, 0], 8)
+  const signature = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
+  const parts = [signature, chunk('IHDR', header), chunk('IDAT', idat), chunk('IEND', new Uint8Array())]
+  return new Uint8Array(await new Blob(parts).arrayBuffer())
+}
+
+function chunk(type: string, data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(12 + data.length)
+  const view = new DataView(out.buffer)
+  view.setUint32(0, data.length)
+  out.set(new TextEncoder().encode(type), 4)
+  out.set(data, 8)
+  view.setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)))
+  return out
+}
+
+function crc32(bytes: Uint8Array): number {
+  let crc = 0xffffffff
+  for (const byte of bytes) {
+    crc ^= byte
+    for (let k = 0; k < 8; k++) crc = crc & 1 ? (crc >>> 1) ^ 0xedb88320 : crc >>> 1
+  }
+  return (crc ^ 0xffffffff) >>> 0
+}
