@@ -93,6 +93,22 @@ describe('POST /mcp', () => {
     }
   })
 
+  it('refuses a JSON-RPC batch (400 invalid_input: each call is a request) and answers bad JSON with a parse error', async () => {
+    const { key } = await seedWorkspace()
+    const call = { jsonrpc: '2.0', method: 'tools/call', params: { name: 'get_usage', arguments: {} } }
+    const headers = { accept: ACCEPT, 'mcp-protocol-version': '2025-06-18' }
+    const batch = await api('/mcp', { method: 'POST', key, headers, json: [1, 2].map((id) => ({ ...call, id })) })
+    expect((await expectProblem(batch, 400, 'invalid_input')).detail).toMatch(/not a batch/)
+    const garbled = await api('/mcp', {
+      method: 'POST',
+      key,
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: '{"jsonrpc": "2.0", ',
+    })
+    expect(garbled.status).toBe(400)
+    expect(await garbled.json()).toMatchObject({ error: { code: -32700 } })
+  })
+
   it("checks each tool's REST scopes: a key without images:write reads usage but may not remove", async () => {
     const { key } = await seedWorkspace({ scopes: ['jobs:read'] })
     const usage = await callTool('get_usage', {}, key)
