@@ -8,7 +8,7 @@
 import { env } from 'cloudflare:workers'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type LogLevel, logSink } from '../../src/lib/log'
-import { api, expectProblem, RAW_CUTOUT, seedWorkspace, sleep, testBudget, uploadImage } from './helpers'
+import { api, expectProblem, fixtureBytes, RAW_CUTOUT, seedWorkspace, sleep, testBudget, uploadImage } from './helpers'
 
 const originalSink = { ...logSink }
 afterEach(() => Object.assign(logSink, originalSink))
@@ -185,6 +185,35 @@ describe('POST /mcp', () => {
       expect((await callTool('get_usage', {}, key)).structuredContent).toMatchObject({ used: 1, held: 0 })
       const tools = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'mcp tool')
       expect(tools[0]).toMatchObject({ tool: 'remove_background', outcome: 'ok' })
+    },
+    testBudget(1),
+  )
+
+  it(
+    'makes a catalog image from upload ids: the PNG as image content and its seed; a key replays it',
+    async () => {
+      const { key } = await seedWorkspace()
+      const upload = await uploadImage(key, await fixtureBytes('coffee.png'))
+      const args = { references: [upload.id], width: 256, height: 256, idempotencyKey: crypto.randomUUID() }
+      const made = await callTool('create_catalog_image', args, key)
+      expect(made.isError, JSON.stringify(made.content[0])).toBeFalsy()
+      const view = made.structuredContent as { id: string; seed: number; width: number; links: { self: string } }
+      expect(view).toMatchObject({
+        width: 256,
+        height: 256,
+        links: { self: `https://api.test/v1/catalog-images/${view.id}` },
+      })
+      const image = made.content.find((c) => c.type === 'image')!
+      const stored = await api(view.links.self, { key })
+      expect(new Uint8Array(await stored.arrayBuffer())).toEqual(
+        Uint8Array.from(atob(image.data!), (ch) => ch.charCodeAt(0)),
+      )
+      expect(stored.headers.get('x-generation-seed')).toBe(String(view.seed))
+      const replay = await callTool('create_catalog_image', args, key)
+      expect(replay.structuredContent).toMatchObject({ id: view.id, seed: view.seed })
+      expect((await callTool('get_usage', {}, key)).structuredContent).toMatchObject({ used: 1, held: 0 })
+      const missing = await callTool('create_catalog_image', { references: [upload.id, crypto.randomUUID()] }, key)
+      expectToolProblem(missing, 'invalid_input', 'references.1')
     },
     testBudget(1),
   )
