@@ -5,6 +5,7 @@
 import { createRoute } from '@hono/zod-openapi'
 import { MAX_JSON_BODY_BYTES } from './contract/limits'
 import { notFoundOrNotAllowed, onError } from './errors'
+import { mcpRoutes } from './mcp/route'
 import { allowedMethods, createRouter } from './lib/router'
 import { rateLimit } from './middleware/rate-limit'
 import { requestId } from './middleware/request-id'
@@ -77,6 +78,8 @@ export function createApp() {
   app.route('/', auth)
   app.route('/', deviceAuthorizations)
   app.route('/', workspaces)
+  // JSON-RPC over HTTP, not a REST resource: outside the OpenAPI document (docs/decisions.md "MCP").
+  app.route('/', mcpRoutes(API_VERSION))
   app.openAPIRegistry.registerPath(getOpenApiDocument)
   app.openAPIRegistry.registerComponent('securitySchemes', 'Bearer', {
     type: 'http',

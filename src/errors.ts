@@ -75,12 +75,13 @@ export type Problem = z.infer<typeof ProblemSchema>
  * serves a page for every code at `/errors/<code>` (web/dist, built by scripts/build-web.ts), so a
  * `type` always resolves to something a person can read.
  */
-function docsBase(c: Context<AppEnv>): string {
+export function docsBase(c: Context<AppEnv>): string {
   return (c.env?.DOCS_URL || new URL(c.req.url).origin).replace(/\/$/, '')
 }
 
-export function problemResponse(c: Context<AppEnv>, err: ApiError): Response {
-  const body: Problem = {
+/** The problem an `ApiError` is, as every answer carries it (the REST body, an MCP tool error). */
+export function problemOf(c: Context<AppEnv>, err: ApiError): Problem {
+  return {
     type: `${docsBase(c)}/errors/${errorSlug(err.code)}`,
     status: err.status,
     code: err.code,
@@ -90,6 +91,10 @@ export function problemResponse(c: Context<AppEnv>, err: ApiError): Response {
     retryable: err.retryable,
     requestId: c.get('requestId') ?? '',
   }
+}
+
+export function problemResponse(c: Context<AppEnv>, err: ApiError): Response {
+  const body = problemOf(c, err)
   const headers = new Headers({ 'content-type': 'application/problem+json' })
   if (err.retryAfter !== undefined) headers.set('retry-after', String(Math.ceil(err.retryAfter)))
   return new Response(JSON.stringify(body), { status: err.status, headers })

@@ -3,7 +3,7 @@
  * @module
  * `cutout`: the command line on @cutout/sdk. Arguments are parsed by commander; each command lives
  * in src/commands. Errors end the process with the exit codes of src/exit.ts and one clear line
- * on stderr. Environment: CUTOUT_API_KEY (used instead of a stored session), CUTOUT_BASE_URL.
+ * on stderr (`mcp` keeps stdout for the protocol). Environment: CUTOUT_API_KEY (used instead of a stored session), CUTOUT_BASE_URL.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { keysCreate, keysList, keysRevoke, jobs, usage } from './commands/account.js'
@@ -76,6 +76,12 @@ program
   .command('usage')
   .description('show credits')
   .action(() => usage(globals()))
+
+program
+  .command('mcp')
+  .description("serve the API's MCP tools on stdio, for AI assistants (see docs/mcp.md)")
+  // Loaded only here: the MCP SDK would add half a second to every other command's start.
+  .action(async () => (await import('./commands/mcp.js')).mcp(globals()))
 
 const keys = program.command('keys').description('manage API keys')
 keys

@@ -95,11 +95,14 @@ function parseOptions(form: Record<string, unknown>): CatalogOptions {
     raw[name] = (INTEGER_PARTS as readonly string[]).includes(name) ? toInteger(name, value) : value
   }
   // The seed is chosen here when none is given, so the response can echo it.
-  raw.seed ??= crypto.getRandomValues(new Uint32Array(1))[0] % (MAX_SEED + 1)
+  raw.seed ??= randomSeed()
   const parsed = CatalogOptionsSchema.safeParse(raw)
   if (!parsed.success) throw issueToApiError(parsed.error.issues[0])
   return parsed.data
 }
+
+/** A seed for a request that gave none (the response echoes it, so the image can be made again). */
+export const randomSeed = () => crypto.getRandomValues(new Uint32Array(1))[0] % (MAX_SEED + 1)
 
 function toInteger(name: string, value: string): number {
   if (!/^\d+$/.test(value.trim()))
@@ -122,14 +125,29 @@ export async function makeCatalogImageOnce(
 ): Promise<MadeCatalogImage> {
   // Checked before the key is looked at, so every reference is known stored (the fingerprint reads its hash).
   const input = readCatalogForm(form)
-  if (!idempotencyKey) return makeCatalogImage(env, auth, input, trace)
+  const once = idempotencyKey ? { key: idempotencyKey, fingerprint: () => fingerprint(form) } : undefined
+  return makeCatalogImageKeyed(env, auth, input, once, trace)
+}
+
+/**
+ * Makes a catalog image from stored references (the multipart route's, or the MCP tool's ready
+ * uploads), once per key and fingerprint when `once` is given: a retry replays the first image.
+ */
+export async function makeCatalogImageKeyed(
+  env: Env,
+  auth: AuthContext,
+  input: { references: StoredSource[]; options: CatalogOptions },
+  once: { key: string; fingerprint: () => Promise<string> } | undefined,
+  trace?: CallTrace,
+): Promise<MadeCatalogImage> {
+  if (!once) return makeCatalogImage(env, auth, input, trace)
   let made: MadeCatalogImage | undefined
   const stored = await idempotent(
     env.DB,
     auth.workspaceId,
     'catalog-images',
-    idempotencyKey,
-    await fingerprint(form),
+    once.key,
+    await once.fingerprint(),
     async () => {
       made = await makeCatalogImage(env, auth, input, trace)
       return { status: 201, body: JSON.stringify({ id: made.id }), location: `/v1/catalog-images/${made.id}` }
