@@ -39,12 +39,14 @@ const vitest = (...args: string[]): Step => {
 const tsc = (project: string): Step => ({ command: bin('tsc'), args: ['--noEmit', '-p', project] })
 
 const STAGES: Stage[] = [
-  // Format and lint, then no import cycle at run time (scripts/check-cycles.ts).
+  // Format and lint, then no import cycle at run time (scripts/check-cycles.ts), then the
+  // OpenAPI document through Redocly's recommended rules (scripts/lint-openapi.ts, redocly.yaml).
   {
     name: 'lint',
     steps: [
       { command: bin('biome'), args: ['ci', '.'] },
       { command: bin('tsx'), args: ['scripts/check-cycles.ts'] },
+      { command: bin('tsx'), args: ['scripts/lint-openapi.ts'] },
     ],
   },
   // The Worker (src, Worker tests), the inference server (src, tests) and Node-side code

@@ -2343,7 +2343,15 @@ export interface operations {
                      *       "paths": {}
                      *     }
                      */
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        info: {
+                            [key: string]: unknown;
+                        };
+                        openapi: string;
+                        paths: {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
