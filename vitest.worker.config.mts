@@ -15,6 +15,8 @@ process.env.WRANGLER_LOG ??= 'warn'
 const inferencePort = await freePort()
 const fixturePort = await freePort()
 const dohPort = await freePort()
+// Nothing listens here: a webhook endpoint on it meets "connection refused" (webhook-failures.test.ts).
+const closedPort = await freePort()
 process.env.TEST_INFERENCE_PORT = String(inferencePort)
 process.env.TEST_FIXTURE_PORT = String(fixturePort)
 process.env.TEST_DOH_PORT = String(dohPort)
@@ -37,11 +39,12 @@ export default defineConfig(async () => ({
           INFERENCE_URL: `http://127.0.0.1:${inferencePort}`,
           INFERENCE_SIGNING_KEY: TEST_SIGNING_KEYS.inference,
           RESULT_SIGNING_KEY: TEST_SIGNING_KEYS.result,
-          SSRF_ALLOWLIST: `127.0.0.1:${fixturePort}`,
+          SSRF_ALLOWLIST: `127.0.0.1:${fixturePort},127.0.0.1:${closedPort}`,
           // The SSRF guard's real DohResolver asks this server (test/helpers/doh-server.ts), never
           // wrangler.toml's public resolver.
           DNS_RESOLVER_URL: `http://127.0.0.1:${dohPort}/dns-query`,
           FIXTURE_ORIGIN: `http://127.0.0.1:${fixturePort}`,
+          CLOSED_ORIGIN: `http://127.0.0.1:${closedPort}`,
           // A `sourceUrl` that never answers is refused after 1 s, not the production 10 s.
           SOURCE_FETCH_TIMEOUT_MS: '1000',
           // An open event stream hears a keepalive comment every 200 ms, not the production 25 s.

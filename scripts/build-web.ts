@@ -1,7 +1,7 @@
 /**
  * Builds the web page (web/) into web/dist, the directory wrangler.toml's `[assets]` serves:
  * each entry script bundled by esbuild (the page ships no framework, so one small file per page),
- * the HTML and CSS copied beside it, and a `_headers` file giving every page and asset the security
+ * the HTML (with the one site header of scripts/lib/site-header.ts put in) and CSS copied beside it, and a `_headers` file giving every page and asset the security
  * headers of DESIGN.md §3 (written from src/middleware/security-headers.ts, their one source; the
  * assets are served without running the Worker, so its middleware cannot add them). `npm start`
  * and the test stages run this first, so the page a test drives is always the one in the sources.
@@ -12,13 +12,14 @@
  * `/errors/<code>` plus their index at `/errors`, written from the error table in src/error-codes.ts,
  * so a problem's `type` always names a page that says what its code means.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
 import { assetHeadersFile } from '../src/middleware/security-headers'
 import { errorPages } from './lib/error-pages'
+import { withSiteHeader } from './lib/site-header'
 
 const web = join(dirname(fileURLToPath(import.meta.url)), '..', 'web')
 const out = join(web, 'dist')
@@ -58,8 +59,11 @@ export async function buildWeb(): Promise<void> {
     logLevel: 'warning',
   })
   for (const file of readdirSync(web)) {
-    if (file.endsWith('.html') || file.endsWith('.css') || file.endsWith('.svg'))
-      copyFileSync(join(web, file), join(out, file))
+    if (file.endsWith('.html')) {
+      // Every page gets the one site header (scripts/lib/site-header.ts) where it marks it.
+      const path = file === 'index.html' ? '/' : `/${file.replace(/\.html$/, '')}`
+      writeFileSync(join(out, file), withSiteHeader(readFileSync(join(web, file), 'utf8'), path))
+    } else if (file.endsWith('.css') || file.endsWith('.svg')) copyFileSync(join(web, file), join(out, file))
   }
   mkdirSync(join(out, 'vendor'))
   copyFileSync(SCALAR_STANDALONE, join(out, 'vendor', 'scalar-api-reference.js'))

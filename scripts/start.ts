@@ -2,7 +2,7 @@
  * `npm start`: local mode (DESIGN.md §1). Applies the D1 migrations, builds the web page (web/ →
  * web/dist, served by the Worker's static assets), seeds a development workspace with credits and
  * an API key on first run, starts the inference server and `wrangler dev`, and prints `Base URL: …`,
- * `Web page: …` and `API key: …`. Ctrl-C / SIGTERM stops both (exit 0). An inference server that
+ * `Web page: …`, `API key: …` and a "Try it" (scripts/lib/start-banner.ts). Ctrl-C / SIGTERM stops both (exit 0). An inference server that
  * dies is restarted with backoff while the Worker stays up (scripts/lib/supervise.ts); if
  * `wrangler dev` dies, the inference server is stopped and this exits non-zero.
  *
@@ -28,6 +28,7 @@ import {
   type DevKeyState,
 } from './lib/local-state'
 import { buildWeb } from './build-web'
+import { startBanner } from './lib/start-banner'
 import {
   launcherPids,
   portFree,
@@ -289,22 +290,7 @@ async function main(): Promise<void> {
     return
   }
 
-  process.stdout.write(
-    [
-      '',
-      `Base URL: ${baseUrl}`,
-      `Web page: ${baseUrl}/  (try it without an account; /device approves a CLI login)`,
-      `API key: ${key.apiKey}`,
-      '',
-      'Try it (removes the background of photo.jpg, waits up to 8 s, saves cutout.png):',
-      `  KEY=${key.apiKey}; BASE=${baseUrl}`,
-      `  JOB=$(curl -s -H "Authorization: Bearer $KEY" -H "Idempotency-Key: $(date +%s%N)" -H 'Prefer: wait=8' -H 'Expect:' -F image=@photo.jpg -F 'options={"quality":"balanced","alpha":{"mode":"raw","feather":0},"output":"cutout"}' $BASE/v1/removals)`,
-      `  curl -s -o cutout.png "$BASE$(echo "$JOB" | node -pe 'JSON.parse(require("fs").readFileSync(0)).result.url')"`,
-      '',
-      'Ctrl-C stops both servers. An inference server that dies is restarted; the Worker stays up.',
-      '',
-    ].join('\n'),
-  )
+  process.stdout.write(startBanner({ baseUrl, apiKey: key.apiKey, root: ROOT }))
 }
 
 main().catch((err) => {

@@ -3,10 +3,12 @@
  * Builds the API: request ids, the resource routers and the OpenAPI 3.1 document.
  */
 import { createRoute } from '@hono/zod-openapi'
+import { MAX_JSON_BODY_BYTES } from './contract/limits'
 import { notFoundOrNotAllowed, onError } from './errors'
 import { allowedMethods, createRouter } from './lib/router'
 import { rateLimit } from './middleware/rate-limit'
 import { requestId } from './middleware/request-id'
+import { drainUnreadBody, jsonBodyLimit } from './middleware/request-body'
 import { securityHeaders } from './middleware/security-headers'
 import { requestLog } from './middleware/trace'
 import { apiKeys } from './routes/api-keys'
@@ -63,10 +65,13 @@ const getOpenApiDocument = createRoute({
 
 export function createApp() {
   const app = createRouter()
+  // First: whatever answers a request, its body has been read to the end before the answer leaves.
+  app.use('*', drainUnreadBody())
   app.use('*', requestId())
   app.use('*', requestLog())
   app.use('*', securityHeaders())
   app.use('*', rateLimit())
+  app.use('*', jsonBodyLimit())
   app.route('/', health)
   app.route('/', uploads)
   app.route('/', removals)
@@ -93,7 +98,7 @@ export function createApp() {
     info: {
       title: TITLE,
       version: API_VERSION,
-      description: 'Background removal and image editing. Errors are application/problem+json.',
+      description: `Background removal and image editing. Errors are application/problem+json. A JSON request body is at most ${MAX_JSON_BODY_BYTES} bytes (1 MiB; larger is 413 image_too_large).`,
       license: { name: 'AGPL-3.0-or-later', identifier: 'AGPL-3.0-or-later' },
     },
     servers: [{ url: new URL(c.req.url).origin }],

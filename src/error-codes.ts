@@ -115,9 +115,9 @@ export const ERROR_HELP: Record<ErrorCode, { meaning: string; retry: string; fix
     fix: 'Run the job again from the original image, and download results within 24 hours.',
   },
   image_too_large: {
-    meaning: 'The body or an image is over a limit: 50 MB per image or 25 megapixels.',
-    retry: 'The same image is refused again.',
-    fix: 'Downscale or recompress the image below the limits and send it again.',
+    meaning: 'The body or an image is over a limit: 50 MB per image or 25 megapixels, or 1 MiB for a JSON body.',
+    retry: 'The same image or body is refused again.',
+    fix: 'Downscale or recompress the image below the limits and send it again; split a JSON body that large (a revision of many long strokes into several revisions).',
   },
   unsupported_media: {
     meaning:

@@ -6,6 +6,8 @@ declare global {
     interface Env {
       TEST_MIGRATIONS: D1Migration[]
       FIXTURE_ORIGIN: string
+      /** An allowed origin where nothing listens (connection refused). */
+      CLOSED_ORIGIN: string
     }
   }
 }

@@ -12,6 +12,7 @@ import {
   errorSlug,
   RETRYABLE_CODES,
 } from '../../src/error-codes'
+import { siteHeader } from './site-header'
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`)
 
@@ -31,13 +32,7 @@ function layout(title: string, body: string): string {
     <link rel="stylesheet" href="/errors.css" />
   </head>
   <body>
-    <header class="bar">
-      <a class="brand" href="/">Cutout</a>
-      <nav aria-label="Reference">
-        <a href="/docs">API reference</a>
-        <a href="/errors">Errors</a>
-      </nav>
-    </header>
+    ${siteHeader({ path: '/errors', signInHere: false })}
     <main class="narrow error-page">
 ${body}
     </main>
@@ -70,7 +65,8 @@ function codePage(code: ErrorCode): string {
       <p>${prose(help.fix)}</p>
       <h2>The problem body</h2>
       <pre><code>${escapeHtml(JSON.stringify(example, null, 2))}</code></pre>
-      <p>Every error is <code>application/problem+json</code>; quote its <code>requestId</code> when asking for help.</p>`,
+      <p>Every error is <code>application/problem+json</code>; quote its <code>requestId</code> when asking for help.</p>
+      <p><a href="/errors">All error codes</a> · <a href="/docs">API reference</a></p>`,
   )
 }
 

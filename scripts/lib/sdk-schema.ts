@@ -39,10 +39,46 @@ export async function fetchDocument(url = '/openapi.json'): Promise<Record<strin
   return (await res.json()) as Record<string, unknown>
 }
 
+type SchemaNode = { properties?: Record<string, unknown>; oneOf?: unknown[]; anyOf?: unknown[]; [key: string]: unknown }
+
+/** `{ required: ['points'] }`: a branch that only names members its object must have. */
+const requiredOnly = (branch: unknown): branch is { required: string[] } =>
+  typeof branch === 'object' &&
+  branch !== null &&
+  Object.keys(branch).every((key) => key === 'required') &&
+  Array.isArray((branch as { required?: unknown }).required)
+
+/**
+ * The document's "one of these members" rules (`oneOf`/`anyOf` of required-only branches, e.g.
+ * exactly one of sourceUrl or uploadId), rewritten for openapi-typescript, which reads such a
+ * branch as `unknown` (and an `anyOf` as a union with the object itself, so `unknown` wins):
+ * each branch gets the members it names, and both become a `oneOf`, which it intersects with the
+ * object. TypeScript then asks for at least one of them (its unions are not exclusive); the
+ * server refuses the rest with its own 400.
+ */
+export function typedMemberRules(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(typedMemberRules)
+  if (typeof node !== 'object' || node === null) return node
+  const out: SchemaNode = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, typedMemberRules(v)]))
+  for (const key of ['oneOf', 'anyOf'] as const) {
+    const branches = out[key]
+    if (!out.properties || !Array.isArray(branches) || !branches.every(requiredOnly)) continue
+    const properties = out.properties
+    delete out[key]
+    out.oneOf = branches.map(({ required }) => ({
+      type: 'object',
+      properties: Object.fromEntries(required.map((name) => [name, properties[name]])),
+      required,
+    }))
+  }
+  return out
+}
+
 /** The text of sdk/src/schema.ts for the current API. */
 export async function generateSchema(): Promise<string> {
+  const document = typedMemberRules(await fetchDocument())
   // biome-ignore lint/suspicious/noExplicitAny: the document is checked by the contract tests, not here
-  const ast = await openapiTS((await fetchDocument()) as any, { alphabetize: true })
+  const ast = await openapiTS(document as any, { alphabetize: true })
   return HEADER + astToString(ast)
 }
 

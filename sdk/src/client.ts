@@ -199,9 +199,11 @@ export class Cutout {
     options: Partial<RemovalOptions> = {},
     extra: { wait?: number; idempotencyKey?: string; signal?: AbortSignal } = {},
   ): Promise<Job> {
-    const header: Record<string, string> = {}
+    // The contract requires the key; one made here is the one every retry of this call carries.
+    const header: { 'idempotency-key': string; prefer?: string } = {
+      'idempotency-key': extra.idempotencyKey ?? crypto.randomUUID(),
+    }
     if (extra.wait) header.prefer = `wait=${extra.wait}`
-    if (extra.idempotencyKey) header['idempotency-key'] = extra.idempotencyKey
     return unwrap(
       this.api.POST('/v1/removals', {
         params: { header },
@@ -215,7 +217,7 @@ export class Cutout {
   async createBatch(uploadIds: string[], options: Partial<RemovalOptions> = {}, idempotencyKey?: string) {
     return unwrap(
       this.api.POST('/v1/batches', {
-        params: { header: idempotencyKey ? { 'idempotency-key': idempotencyKey } : {} },
+        params: { header: { 'idempotency-key': idempotencyKey ?? crypto.randomUUID() } },
         body: { uploadIds, options: { ...DEFAULT_OPTIONS, ...options } },
       }),
     )

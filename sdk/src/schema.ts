@@ -1591,6 +1591,7 @@ export interface components {
             status: "queued" | "processing" | "succeeded" | "failed" | "canceled";
         };
         /**
+         * @description Points, a box, or both.
          * @example {
          *       "baseRevisionId": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
          *       "box": {
@@ -1621,7 +1622,11 @@ export interface components {
              * @description An earlier revision of this project to start from instead of the base (undo, then edit): the new revision is its mask with the strokes applied, and its recipe unless one is given. baseRevisionId must still be the newest revision.
              */
             restoreRevisionId?: string;
-        };
+        } & ({
+            points: components["schemas"]["RefinementPoint"][];
+        } | {
+            box: components["schemas"]["Box"];
+        });
         /**
          * @example {
          *       "x": 0.52,
@@ -1706,7 +1711,17 @@ export interface components {
             sourceUrl?: string;
             /** Format: uuid */
             uploadId?: string;
-        };
+        } & ({
+            /**
+             * Format: uri
+             * @description A public http or https image URL. Private networks and metadata services are refused (422 unsafe_url); at most 5 redirects are followed; the whole fetch, redirects and body included, must finish within 10 s (else 400 invalid_input naming this field).
+             * @example https://images.example.com/products/mug.jpg
+             */
+            sourceUrl: string;
+        } | {
+            /** Format: uuid */
+            uploadId: string;
+        });
         /**
          * @example {
          *       "url": "/v1/jobs/6f1c2a9e-3b7d-4e0a-9c55-2d8e1f4b7a10/result?exp=1777887601&sig=9c1e5d0b7a3f28e4c6b1d9a05f7e3c2b8a4d6f1e0c9b7a5d3f2e1c0b9a8d7f6e",
@@ -1886,7 +1901,17 @@ export interface components {
             sourceUrl?: string;
             /** Format: uuid */
             uploadId?: string;
-        };
+        } & ({
+            /**
+             * Format: uri
+             * @description A public http or https image URL. Private networks and metadata services are refused (422 unsafe_url); at most 5 redirects are followed; the whole fetch, redirects and body included, must finish within 10 s (else 400 invalid_input naming this field).
+             * @example https://images.example.com/products/mug.jpg
+             */
+            sourceUrl: string;
+        } | {
+            /** Format: uuid */
+            uploadId: string;
+        });
         /**
          * @example {
          *       "tool": "restore",
@@ -3276,9 +3301,9 @@ export interface operations {
     createBatch: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Idempotency-Key (required): the same key and input replays the first response for 24 hours. */
-                "idempotency-key"?: string;
+                "idempotency-key": string;
             };
             path?: never;
             cookie?: never;
@@ -7192,9 +7217,9 @@ export interface operations {
     createRemoval: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Idempotency-Key (required): the same key and input replays the first response for 24 hours. */
-                "idempotency-key"?: string;
+                "idempotency-key": string;
                 /** @description wait=N waits up to N (capped at 8) seconds */
                 prefer?: string;
             };
@@ -7868,9 +7893,9 @@ export interface operations {
     createVirtualTryOn: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Idempotency-Key (required): the same key and input replays the first response for 24 hours. */
-                "idempotency-key"?: string;
+                "idempotency-key": string;
                 /** @description wait=N waits up to N (capped at 8) seconds */
                 prefer?: string;
             };

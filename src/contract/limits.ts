@@ -6,6 +6,13 @@
 
 /** Largest image body accepted anywhere: 50 MB. */
 export const MAX_IMAGE_BYTES = 50 * 1024 * 1024
+/**
+ * Largest JSON request body: 1 MiB (docs/decisions.md, "Request bodies: drained refusals and the
+ * JSON cap"). The largest a client sends in practice is one brush stroke of 10,000 points, about
+ * 420 KB at full double precision; a batch of 100 upload ids is 4 KB. Over it is 413 before the
+ * body is read.
+ */
+export const MAX_JSON_BODY_BYTES = 1024 * 1024
 /** Largest image by pixels: 25 MP. */
 export const MAX_PIXELS = 25_000_000
 /** How many strokes one revision may carry, and points one stroke (editing.ts uses them). */

@@ -4,6 +4,8 @@
  */
 import { sql } from 'drizzle-orm'
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { JOB_KIND_NAMES, JOB_STAGES, JOB_STATUSES } from '../contract/stages'
+import { DISABLED_REASONS } from '../schemas/webhook'
 
 const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ','now'))`
 
@@ -79,13 +81,9 @@ export const jobs = sqliteTable(
     id: text('id').primaryKey(),
     workspaceId: text('workspace_id').notNull(),
     /** Public kinds, and the internal `refinement` and `export` of projects (DESIGN.md §3 Job kinds). */
-    kind: text('kind', { enum: ['remove_background', 'virtual_try_on', 'refinement', 'export'] }).notNull(),
-    status: text('status', {
-      enum: ['queued', 'processing', 'succeeded', 'failed', 'canceled'],
-    }).notNull(),
-    stage: text('stage', {
-      enum: ['queued', 'preparing', 'segmenting', 'refining', 'rendering', 'storing', 'complete'],
-    }).notNull(),
+    kind: text('kind', { enum: JOB_KIND_NAMES }).notNull(),
+    status: text('status', { enum: JOB_STATUSES }).notNull(),
+    stage: text('stage', { enum: JOB_STAGES }).notNull(),
     format: text('format').notNull().default('png'),
     options: text('options', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
     sourceKey: text('source_key').notNull(),
@@ -173,7 +171,7 @@ export const webhookEndpoints = sqliteTable(
     secretCiphertext: text('secret_ciphertext').notNull(),
     createdAt: text('created_at').notNull(),
     disabledAt: text('disabled_at'),
-    disabledReason: text('disabled_reason'),
+    disabledReason: text('disabled_reason', { enum: DISABLED_REASONS }),
   },
   (t) => [index('webhook_endpoints_workspace').on(t.workspaceId)],
 )

@@ -14,20 +14,7 @@ const SSE_HEADERS = {
   connection: 'keep-alive',
 }
 
-/** A comment line this often keeps idle proxies from closing a quiet stream. */
-export const KEEPALIVE_MS = 25_000
 const KEEPALIVE = ': keepalive\n\n'
-
-/** The part of the environment the log reads: tests shorten the keepalive interval. */
-export interface EventLogEnv {
-  SSE_KEEPALIVE_MS?: string
-}
-
-/** `SSE_KEEPALIVE_MS` when it is a positive number, else `KEEPALIVE_MS`. */
-function keepaliveMs(env: EventLogEnv): number {
-  const value = Number(env.SSE_KEEPALIVE_MS)
-  return env.SSE_KEEPALIVE_MS && Number.isFinite(value) && value > 0 ? value : KEEPALIVE_MS
-}
 
 export class EventLog {
   protected readonly sql: SqlStorage
@@ -36,9 +23,10 @@ export class EventLog {
   #encoder = new TextEncoder()
   #keepalive: ReturnType<typeof setInterval> | undefined
 
-  constructor(sql: SqlStorage, env: EventLogEnv) {
+  /** `keepaliveMs`: a comment line this often keeps idle proxies from closing a quiet stream (config.ts). */
+  constructor(sql: SqlStorage, keepaliveMs: number) {
     this.sql = sql
-    this.#keepaliveMs = keepaliveMs(env)
+    this.#keepaliveMs = keepaliveMs
   }
 
   /**

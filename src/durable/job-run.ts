@@ -5,8 +5,9 @@
  * through to D1 together with the credit settlement, so a job ends terminal with its hold settled once.
  */
 import { DurableObject } from 'cloudflare:workers'
-import { type JobStage, type JobStatus, TERMINAL_STATUSES } from '../contract/stages'
+import { isTerminalStatus, type JobStage, type JobStatus } from '../contract/stages'
 import { newTraceId } from '../contract/trace'
+import { type Config, loadConfig } from '../config'
 import type { Env } from '../env'
 import { type JobKind, jobKind } from '../jobs'
 import { JobRejected } from '../jobs/kind'
@@ -15,7 +16,7 @@ import { log } from '../lib/log'
 import { putHashed } from '../lib/storage'
 import { iso } from '../lib/time'
 import { completeBatchIfDone } from '../services/batches'
-import { callDeadlineMs, callWork, deadlineConfig, untilAborted } from '../services/deadlines'
+import { callDeadlineMs, callWork, untilAborted } from '../services/deadlines'
 import {
   type CallOutcome,
   deadlinePassed,
@@ -27,6 +28,7 @@ import { finishJobStatements, type TerminalStatus, unfinishedJobUpdate } from '.
 import { type JobStart, RESULT_RETENTION_MS } from '../services/jobs'
 import { JobEventLog } from './job-events'
 import { enterStage, recordTransition } from './job-telemetry'
+import { type AttemptFailure, decideRetry } from './retry-policy'
 
 export type { JobStart }
 
@@ -51,16 +53,10 @@ interface JobState extends JobStart {
   timings?: Record<string, number>
 }
 
-const TERMINAL: ReadonlySet<JobStatus> = new Set(TERMINAL_STATUSES)
-/** How long a job may wait for a saturated inference fleet before it fails. */
-const MAX_QUEUE_WAIT_MS = 15 * 60_000
 /** A job waiting for a workspace slot re-asks this often, in case a wake-up was lost. */
 const SLOT_RECHECK_MS = 15_000
 /** Delay before retrying the after-terminal work (slot release, webhooks) when it failed. */
 const WRAP_UP_RETRY_MS = 5_000
-
-/** The first failed call's cause and the last one's, once when they are the same. */
-const causes = (first: string | undefined, last: string) => (first && first !== last ? `${first}; then ${last}` : last)
 
 /** Thrown inside a run when the job was ended (canceled) by another call meanwhile. */
 class JobEnded extends Error {}
@@ -69,10 +65,12 @@ export class JobRun extends DurableObject<Env> {
   #abort: AbortController | null = null
   #waiters = new Set<() => void>()
   readonly #events: JobEventLog
+  readonly #config: Config
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env)
-    this.#events = new JobEventLog(ctx.storage.sql, env)
+    this.#config = loadConfig(env)
+    this.#events = new JobEventLog(ctx.storage.sql, this.#config.sseKeepaliveMs)
     ctx.blockConcurrencyWhile(async () => {
       ctx.storage.sql.exec(
         `CREATE TABLE IF NOT EXISTS job (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL)`,
@@ -103,7 +101,7 @@ export class JobRun extends DurableObject<Env> {
   /** Cancels now if nothing is in flight, else aborts the inference call (SPEC.md §3). */
   async cancel(): Promise<JobStatus> {
     const state = this.#state()
-    if (!state || TERMINAL.has(state.status)) return state?.status ?? 'canceled'
+    if (!state || isTerminalStatus(state.status)) return state?.status ?? 'canceled'
     if (this.#abort) {
       this.#abort.abort(new Error('canceled'))
       return state.status
@@ -116,7 +114,7 @@ export class JobRun extends DurableObject<Env> {
   /** Resolves true once the job is terminal, or false after `ms`. */
   async waitForTerminal(ms: number): Promise<boolean> {
     const state = this.#state()
-    if (!state || TERMINAL.has(state.status)) return true
+    if (!state || isTerminalStatus(state.status)) return true
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer)
@@ -134,14 +132,14 @@ export class JobRun extends DurableObject<Env> {
   /** GET …/events: replays the log after `Last-Event-ID`, then streams live until terminal. */
   override async fetch(request: Request): Promise<Response> {
     const state = this.#state()
-    const live = state !== null && !TERMINAL.has(state.status)
+    const live = state !== null && !isTerminalStatus(state.status)
     return this.#events.stream(request.headers.get('last-event-id'), live)
   }
 
   override async alarm(): Promise<void> {
     const state = this.#state()
     if (!state) return
-    if (TERMINAL.has(state.status)) return this.#wrapUp(state)
+    if (isTerminalStatus(state.status)) return this.#wrapUp(state)
     try {
       await this.#run(state)
     } catch (err) {
@@ -187,7 +185,7 @@ export class JobRun extends DurableObject<Env> {
     this.#abort = abort
     // A frozen server holds the call open forever: past its deadline the call is aborted and the
     // attempt counts as a lost server (retried elsewhere, or the job fails processor_unavailable).
-    const deadlineMs = callDeadlineMs(deadlineConfig(this.env), callWork(parts, kind.workScale?.(state.input)))
+    const deadlineMs = callDeadlineMs(this.#config.deadlines, callWork(parts, kind.workScale?.(state.input)))
     const deadline = AbortSignal.timeout(deadlineMs)
     const signal = AbortSignal.any([abort.signal, deadline])
     let outcome: CallOutcome
@@ -253,65 +251,24 @@ export class JobRun extends DurableObject<Env> {
   async #onInferenceError(state: JobState, err: unknown, aborted: boolean): Promise<void> {
     if (aborted) return this.#finish(state, 'canceled')
     if (!(err instanceof InferenceFailure)) throw err
-    // A server that answered "busy, retry after" is saturated, not failing: the job keeps its
-    // place without spending an attempt, bounded only by how long it may wait for capacity.
-    const saturated = err.status === 503 && err.retryAfter !== undefined
-    if (saturated && Date.now() - state.queuedSince <= MAX_QUEUE_WAIT_MS) {
-      await this.#advance(state, 'processing', 'preparing')
-      await this.ctx.storage.setAlarm(Date.now() + this.#backoff(Math.max(1, state.attempts), err.retryAfter))
-      return
-    }
-    if (err.retryable) {
-      const maxAttempts = Number(this.env.INFERENCE_MAX_ATTEMPTS ?? 6)
-      if (state.attempts + 1 < maxAttempts) {
-        state.attempts += 1
-        state.failure ??= err.message
-        await this.#advance(state, 'processing', 'preparing')
-        await this.ctx.storage.setAlarm(Date.now() + this.#backoff(state.attempts, err.retryAfter))
-        return
-      }
-      return this.#finish(state, 'failed', {
-        code: 'processor_unavailable',
-        message: `No inference server could take the job after ${maxAttempts} attempts: ${causes(state.failure, err.message)}`,
-      })
-    }
-    return this.#finish(state, 'failed', {
-      code: err.isClientError ? err.code : 'processing_failed',
-      message: err.message,
-    })
+    const { kind, code, message, retryAfter } = err
+    return this.#retryOrFail(state, { type: 'call', kind, code, message, retryAfter })
   }
 
-  async #waitForCapacity(state: JobState, why: 'saturated' | 'unavailable', retryAfter?: number): Promise<void> {
-    state.attempts += 1
-    const maxAttempts = Number(this.env.INFERENCE_MAX_ATTEMPTS ?? 6)
-    const waitedTooLong = Date.now() - state.queuedSince > MAX_QUEUE_WAIT_MS
-    if ((why === 'unavailable' && state.attempts >= maxAttempts) || waitedTooLong) {
-      return this.#finish(state, 'failed', {
-        code: 'processor_unavailable',
-        message: state.failure
-          ? `${state.failure}; no inference server was ready after that`
-          : 'No inference server is available',
-      })
-    }
-    // A busy fleet is not a failure: the job keeps its place and does not use up its attempts.
-    if (why === 'saturated') state.attempts -= 1
-    this.#save(state)
-    await this.ctx.storage.setAlarm(Date.now() + this.#backoff(Math.max(1, state.attempts), retryAfter))
+  #waitForCapacity(state: JobState, why: 'saturated' | 'unavailable', retryAfter?: number): Promise<void> {
+    return this.#retryOrFail(state, { type: 'not-ready', why, retryAfter })
   }
 
-  /** Exponential backoff with full jitter, never sooner than the server's Retry-After. */
-  #backoff(attempt: number, retryAfterSeconds?: number): number {
-    const base = Number(this.env.INFERENCE_RETRY_BASE_MS ?? 1000)
-    const exp = base * 2 ** (attempt - 1)
-    const jittered = exp / 2 + Math.random() * (exp / 2)
-    return Math.max(jittered, this.#retryAfterMs(retryAfterSeconds))
-  }
-
-  /** What a server's Retry-After asks for; tests set a plain delay instead (`INFERENCE_RETRY_AFTER_MS`). */
-  #retryAfterMs(seconds: number | undefined): number {
-    if (seconds === undefined) return 0
-    const override = this.env.INFERENCE_RETRY_AFTER_MS
-    return override !== undefined && override !== '' ? Number(override) : seconds * 1000
+  /** Carries out the retry policy's decision (retry-policy.ts): another attempt on an alarm, or the end. */
+  async #retryOrFail(state: JobState, failure: AttemptFailure): Promise<void> {
+    const decision = decideRetry(state, failure, this.#config.retry, Date.now())
+    if (decision.action === 'fail') return this.#finish(state, 'failed', decision.error)
+    state.attempts = decision.attempts
+    state.failure = decision.failure
+    // A call that failed leaves the job `preparing` its next attempt; one never sent is where it was.
+    if (failure.type === 'call') await this.#advance(state, 'processing', 'preparing')
+    else this.#save(state)
+    await this.ctx.storage.setAlarm(Date.now() + decision.delayMs)
   }
 
   async #advance(state: JobState, status: JobStatus, stage: JobStage, extra: Record<string, unknown> = {}) {
@@ -401,7 +358,7 @@ export class JobRun extends DurableObject<Env> {
   /** True when a cancel finished the job while a run was between steps. */
   #endedElsewhere(): boolean {
     const stored = this.#state()
-    return stored !== null && TERMINAL.has(stored.status)
+    return stored !== null && isTerminalStatus(stored.status)
   }
 
   #state(): JobState | null {
@@ -411,7 +368,7 @@ export class JobRun extends DurableObject<Env> {
 
   /** Terminal states never change (DESIGN.md §3): a stale run cannot write over a cancel. */
   #save(state: JobState): void {
-    if (!TERMINAL.has(state.status) && this.#endedElsewhere()) throw new JobEnded()
+    if (!isTerminalStatus(state.status) && this.#endedElsewhere()) throw new JobEnded()
     this.ctx.storage.sql.exec('INSERT OR REPLACE INTO job (id, state) VALUES (1, ?)', JSON.stringify(state))
   }
 }

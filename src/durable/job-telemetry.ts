@@ -6,7 +6,7 @@
  * same facts. The workspace appears only hashed; the trace id is the accepting request's, so the
  * edge's request line, these lines and the inference server's line of the same job share it.
  */
-import type { JobStage, JobStatus } from '../contract/stages'
+import { isTerminalStatus, type JobStage, type JobStatus } from '../contract/stages'
 import type { Env } from '../env'
 import { jobKind } from '../jobs'
 import { log, logSink, workspaceTag } from '../lib/log'
@@ -55,7 +55,7 @@ export async function recordTransition(
   { previousStageMs, end }: { previousStageMs?: number; end?: JobEnd } = {},
 ): Promise<void> {
   try {
-    const terminal = job.status === 'succeeded' || job.status === 'failed' || job.status === 'canceled'
+    const terminal = isTerminalStatus(job.status)
     const level = jobKind(job.kind).level?.(job.input)
     const workspace = await workspaceTag(job.workspaceId)
     const totalMs = terminal ? Date.now() - job.queuedSince : undefined

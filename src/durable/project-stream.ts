@@ -9,13 +9,14 @@ import { DurableObject } from 'cloudflare:workers'
 import type { Env } from '../env'
 import type { EventEnvelope } from '../lib/events'
 import { EventLog } from './event-log'
+import { loadConfig } from '../config'
 
 export class ProjectStream extends DurableObject<Env> {
   readonly #log: EventLog
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env)
-    this.#log = new EventLog(ctx.storage.sql, env)
+    this.#log = new EventLog(ctx.storage.sql, loadConfig(env).sseKeepaliveMs)
     ctx.blockConcurrencyWhile(async () => this.#log.createTable())
   }
 

@@ -25,6 +25,7 @@ import {
   type WebhookEndpointRow,
 } from '../services/webhooks'
 import type { EventEnvelope } from '../lib/events'
+import { connectionFailureReason, errorSummary, withoutQuery } from '../lib/failure'
 import { log } from '../lib/log'
 
 /** GET …/deliveries shows this many, newest first (SPEC.md §8). */
@@ -193,7 +194,7 @@ export class WebhookOutbox extends DurableObject<Env> {
       try {
         await this.#run(endpointId, due)
       } catch (err) {
-        log('warn', 'webhook run failed, will retry', { endpointId, error: String(err) })
+        log('warn', 'webhook run failed, will retry', { endpointId, error: errorSummary(err) })
         return this.#schedule(Date.now() + RUN_RETRY_MS)
       }
     }
@@ -317,12 +318,11 @@ export class WebhookOutbox extends DurableObject<Env> {
         signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
       })
     } catch (err) {
+      // Plain words, never the exception's text: it quotes the URL, query string and all.
       const error =
         err instanceof UnsafeUrlError
           ? `The webhook URL is not allowed now: ${err.reason}`
-          : /timeout|timed out/i.test(String((err as Error).cause ?? err))
-            ? `No response within ${DELIVERY_TIMEOUT_MS / 1000} s`
-            : (err as Error).message
+          : connectionFailureReason(err, DELIVERY_TIMEOUT_MS)
       return { kind: 'failed', status: null, error }
     }
     await res.body?.cancel().catch(() => undefined)
@@ -333,7 +333,7 @@ export class WebhookOutbox extends DurableObject<Env> {
     const location = res.headers.get('location')
     const error =
       res.status >= 300 && res.status < 400
-        ? `Expected 2xx but received ${res.status}; redirects are not followed${location ? ` (Location: ${location})` : ''}`
+        ? `Expected 2xx but received ${res.status}; redirects are not followed${location ? ` (Location: ${withoutQuery(location)})` : ''}`
         : `Expected 2xx but received ${res.status}`
     return { kind: 'failed', status: res.status, error, retryAfterMs: parseRetryAfter(res.headers.get('retry-after')) }
   }

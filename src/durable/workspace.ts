@@ -5,10 +5,10 @@
  * 100-image batch from one workspace never starves another workspace's single job.
  */
 import { DurableObject } from 'cloudflare:workers'
+import { loadConfig } from '../config'
 import type { Env } from '../env'
 import { takeFromWindow, type Window, type WindowResult } from '../lib/window'
 
-const DEFAULT_SLOT_LIMIT = 4
 /** How long a workspace's own rate limit (D1 `rate_limit_per_minute`) is trusted before rereading. */
 const LIMIT_CACHE_MS = 60_000
 
@@ -16,8 +16,10 @@ export class Workspace extends DurableObject<Env> {
   /** The request-rate window lives in memory: losing it on eviction only forgives a minute. */
   #window: Window | undefined
   #override: { value: number | null; readAt: number } | undefined
+  readonly #slotLimit: number
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env)
+    this.#slotLimit = loadConfig(env).workspaceSlotLimit
     ctx.blockConcurrencyWhile(async () => {
       ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS running (job_id TEXT PRIMARY KEY, since INTEGER NOT NULL)')
       ctx.storage.sql.exec(
@@ -101,7 +103,6 @@ export class Workspace extends DurableObject<Env> {
   }
 
   #limit(): number {
-    const n = Number(this.env.WORKSPACE_SLOT_LIMIT ?? DEFAULT_SLOT_LIMIT)
-    return Number.isInteger(n) && n > 0 ? n : DEFAULT_SLOT_LIMIT
+    return this.#slotLimit
   }
 }

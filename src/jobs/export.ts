@@ -7,15 +7,15 @@
 import type { ExportFormat, ExportRequest, Recipe } from '../contract/editing'
 import { jsonPart } from '../contract/signing'
 import { describeExport } from '../services/exports'
-import { type JobKind, type StoredSource, sourcePart } from './kind'
+import { type JobKind, type StoredObject, sourcePart } from './kind'
 
 export interface ExportInput {
   projectId: string
   revisionId: string
   format: ExportFormat
   recipe: Recipe
-  source: StoredSource
-  mask: StoredSource
+  source: StoredObject
+  mask: StoredObject
 }
 
 export const exportKind: JobKind<ExportInput> = {

@@ -3,12 +3,14 @@
  * Every job kind the runner knows, by its `Job.kind` name. Adding a kind: a handler file here,
  * a line below, and a route on the inference server (docs/architecture.md).
  */
+import type { JobKindName } from '../contract/stages'
 import { type ExportInput, exportKind } from './export'
 import type { JobKind } from './kind'
 import { type RefinementInput, refinement } from './refinement'
 import { type RemoveBackgroundInput, removeBackground } from './remove-background'
 import { type VirtualTryOnInput, virtualTryOn } from './virtual-try-on'
 
+/** Each kind's input (a kind in `JOB_KIND_NAMES` without one here does not compile: `JOB_KINDS` below). */
 export interface JobInputs {
   remove_background: RemoveBackgroundInput
   virtual_try_on: VirtualTryOnInput
@@ -16,7 +18,7 @@ export interface JobInputs {
   export: ExportInput
 }
 
-export type JobKindName = keyof JobInputs
+export type { JobKindName }
 
 export const JOB_KINDS: { [K in JobKindName]: JobKind<JobInputs[K]> } = {
   remove_background: removeBackground,
@@ -31,4 +33,4 @@ export function jobKind(name: string): JobKind<unknown> {
   return kind
 }
 
-export type { JobKind, StoredSource, StoredOutput } from './kind'
+export type { JobKind, StoredObject, StoredOutput } from './kind'

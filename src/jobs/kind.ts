@@ -14,10 +14,11 @@ import type { RequestPart, StoredOutput } from '../services/inference'
 
 export type { StoredOutput }
 
-/** A source image kept in R2, with the length and hash the signature needs. */
-export interface StoredSource {
+/** An object kept in R2, with the length and hash an inference call's signature needs (a source, a mask). */
+export interface StoredObject {
   key: string
   size: number
+  /** base64url SHA-256 of the bytes. */
   sha256: string
 }
 
@@ -81,7 +82,7 @@ export class SourceMissing extends JobRejected {
 }
 
 /** Reads a stored source as a request part, with the pixels its header declares. */
-export async function sourcePart(env: Env, name: string, source: StoredSource): Promise<RequestPart> {
+export async function sourcePart(env: Env, name: string, source: StoredObject): Promise<RequestPart> {
   const pixels = await headerPixels(env.BUCKET, source.key)
   const object = await env.BUCKET.get(source.key)
   if (!object) throw new SourceMissing(`The source image ${name} is missing`)

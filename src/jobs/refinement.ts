@@ -8,15 +8,12 @@
 import { MASK_OUTPUT, type Recipe, type RefineRequest } from '../contract/editing'
 import { jsonPart } from '../contract/signing'
 import { maskKey } from '../services/project-keys'
-import { insertRevision, newestRevisionNumber, revisionExists } from '../services/revisions'
+import { insertRevision, newestRevisionNumber, revisionExists, staleBaseMessage } from '../services/revisions'
 import { describeRefinement } from '../services/refinements'
-import { JobRejected, type JobKind, type StoredSource, sourcePart } from './kind'
+import { JobRejected, type JobKind, type StoredObject, sourcePart } from './kind'
 
-const staleBase = (id: string) =>
-  new JobRejected(
-    'revision_conflict',
-    `Revision ${id} stopped being the newest before the refinement ended; refine the newest one`,
-  )
+/** The base stopped being the newest while the refinement queued or ran: the job fails 409's way. */
+const staleBase = (id: string) => new JobRejected('revision_conflict', staleBaseMessage(id))
 
 export interface RefinementInput {
   projectId: string
@@ -28,8 +25,8 @@ export interface RefinementInput {
   baseRecipe: Recipe | null
   /** The id the new revision gets (its mask is stored under it). */
   revisionId: string
-  source: StoredSource
-  mask: StoredSource
+  source: StoredObject
+  mask: StoredObject
   request: RefineRequest
 }
 

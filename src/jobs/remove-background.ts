@@ -5,13 +5,13 @@
  */
 import { jsonPart } from '../contract/signing'
 import type { RemovalOptions, RemoveRequest } from '../contract/options'
-import { type JobKind, type StoredSource, sourcePart } from './kind'
+import { type JobKind, type StoredObject, sourcePart } from './kind'
 
 /** How heavy each level is against `balanced` (its call's deadline scales with it). */
 const QUALITY_SCALE: Record<RemovalOptions['quality'], number> = { fast: 1, balanced: 1, high: 2 }
 
 export interface RemoveBackgroundInput {
-  source: StoredSource
+  source: StoredObject
   options: RemovalOptions
   /** Caps the result's pixels (anonymous previews, SPEC.md §5.4). */
   maxPixels?: number

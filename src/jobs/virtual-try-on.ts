@@ -7,11 +7,11 @@
  */
 import { jsonPart } from '../contract/signing'
 import type { TryOnRequest } from '../contract/tryon'
-import { type JobKind, type StoredSource, sourcePart } from './kind'
+import { type JobKind, type StoredObject, sourcePart } from './kind'
 
 export interface VirtualTryOnInput {
-  person: StoredSource
-  garment: StoredSource
+  person: StoredObject
+  garment: StoredObject
   /** The options with the seed always set (chosen at accept time when none was given). */
   options: TryOnRequest
 }

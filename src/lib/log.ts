@@ -7,6 +7,7 @@
  * string: callers pass fields, never a URL or headers.
  */
 import { sha256Hex } from './crypto'
+import { redactUrls } from './failure'
 
 export type LogLevel = 'info' | 'warn' | 'error'
 
@@ -26,9 +27,13 @@ export const logSink = {
   },
 }
 
-/** Writes one log line. */
+/**
+ * Writes one log line. Any URL in it loses its query, fragment and credentials on the way out
+ * (lib/failure.ts `redactUrls`): a field such as an error's text may quote one that a caller
+ * did not mean to log.
+ */
 export function log(level: LogLevel, msg: string, fields: Record<string, unknown> = {}): void {
-  logSink.write(level, JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }))
+  logSink.write(level, redactUrls(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })))
 }
 
 const tags = new Map<string, string>()

@@ -70,7 +70,7 @@ export async function readStreamedForm(request: Request, spec: StreamedFormSpec)
     maxFieldSize: MAX_TEXT_BYTES,
     onField: (info, value) => state.field(info, value),
     onFile: (info) => state.file(info),
-    onError: (error) => state.fail(parseError(error)),
+    onError: (error) => state.fail(parseError(error, state.parts + 1)),
     onDone: () => state.done(),
   })
   const reader = request.body.getReader()
@@ -108,6 +108,8 @@ async function readChunk(reader: ReadableStreamDefaultReader<Uint8Array>) {
 class FormState {
   readonly texts: Record<string, string> = {}
   readonly files: Record<string, number> = {}
+  /** How many parts have come so far (the parser reports an error in the next one). */
+  parts = 0
   finished = false
   /** The sinks of file parts whose end is not yet written. */
   private readonly open = new Set<FileSink>()
@@ -174,7 +176,9 @@ class FormState {
 
   /** A part the operation does not list is refused by its name, the way the schema's strictness words it. */
   private check(info: Multipasta.PartInfo, kind: 'text' | 'file'): void {
+    this.parts++
     const { name } = info
+    if (name === '') throw unnamedPart(this.parts)
     const isText = this.spec.texts.includes(name)
     const isFile = Object.hasOwn(this.spec.files, name)
     if (!isText && !isFile) {
@@ -189,8 +193,22 @@ class FormState {
 
 const onceAsText = (name: string) => new ApiError('invalid_input', `Expected ${name} once, as text`, { field: name })
 
-function parseError(error: Multipasta.MultipartError): ApiError {
+/**
+ * A part whose Content-Disposition gives no name (`form-data; name=""`, or no `name` at all) is
+ * none of the operation's parts, and no name can say which: its position and header do.
+ */
+const unnamedPart = (position: number) =>
+  new ApiError(
+    'invalid_input',
+    `Expected a name in the Content-Disposition of multipart part ${position} (form-data; name="…") but it has none`,
+    { field: 'Content-Disposition' },
+  )
+
+/** The parser's error, in the project's wording; `position` is the part it was reading (1-based). */
+function parseError(error: Multipasta.MultipartError, position: number): ApiError {
   switch (error._tag) {
+    case 'InvalidDisposition':
+      return unnamedPart(position)
     case 'InvalidBoundary':
       return new ApiError('invalid_input', 'Expected a multipart/form-data body with a boundary')
     case 'ReachedLimit':

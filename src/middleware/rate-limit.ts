@@ -11,26 +11,18 @@
 import type { Context } from 'hono'
 import { getCookie } from 'hono/cookie'
 import { createMiddleware } from 'hono/factory'
+import { loadConfig } from '../config'
 import type { AppEnv } from '../env'
 import { ApiError, problemResponse } from '../errors'
 import type { WindowResult } from '../lib/window'
 import { DEVICE_COOKIE, readDevice } from '../services/device'
 import { authenticate, clientIp } from './auth'
 
-const DEFAULT_WORKSPACE_LIMIT = 120
-const DEFAULT_ANONYMOUS_LIMIT = 30
-/** A minute: the limits are "per minute" (SPEC.md, DESIGN.md §3). */
-const DEFAULT_WINDOW_SECONDS = 60
 /** The service documents (SPEC.md §4): neither counted nor answered with RateLimit headers. */
 export const UNLIMITED_PATHS: ReadonlySet<string> = new Set(['/health/live', '/health/ready', '/openapi.json'])
 
-const numberOr = (value: string | undefined, fallback: number) => {
-  const n = Number(value)
-  return Number.isInteger(n) && n > 0 ? n : fallback
-}
-
 /** The window's length: a minute, unless `RATE_LIMIT_WINDOW_SECONDS` says otherwise (tests). */
-const windowSeconds = (env: AppEnv['Bindings']) => numberOr(env.RATE_LIMIT_WINDOW_SECONDS, DEFAULT_WINDOW_SECONDS)
+const windowSeconds = (env: AppEnv['Bindings']) => loadConfig(env).rateWindowSeconds
 
 /** "per minute", or the window's length when a test shortened it. */
 const per = (seconds: number) => (seconds === 60 ? 'per minute' : `per ${seconds} s`)
@@ -43,10 +35,10 @@ async function hitWindow(c: Context<AppEnv>, seconds: number): Promise<WindowRes
     const auth = await authenticate(c).catch(() => null)
     if (auth) {
       const stub = env.WORKSPACE.get(env.WORKSPACE.idFromName(auth.workspaceId))
-      return stub.hit(auth.workspaceId, numberOr(env.RATE_LIMIT_PER_MINUTE, DEFAULT_WORKSPACE_LIMIT), seconds)
+      return stub.hit(auth.workspaceId, loadConfig(env).workspaceRequestsPerWindow, seconds)
     }
   }
-  const limit = numberOr(env.RATE_LIMIT_ANONYMOUS_PER_MINUTE, DEFAULT_ANONYMOUS_LIMIT)
+  const limit = loadConfig(env).anonymousRequestsPerWindow
   const subjects = [`ip:${clientIp(c)}`]
   const cookie = getCookie(c, DEVICE_COOKIE)
   if (cookie) {

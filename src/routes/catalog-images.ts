@@ -99,9 +99,8 @@ export const catalogImages = router
     } finally {
       await deleteByPrefix(c.env.BUCKET, prefix)
     }
-    return c.body(made.object.body, 201, {
-      'content-type': 'image/png',
-      'content-length': String(made.object.size),
+    return c.body(made.image.body, 201, {
+      ...made.image.headers,
       location: `/v1/catalog-images/${made.id}`,
       'x-catalog-image-id': made.id,
       'x-generation-seed': String(made.seed),
@@ -112,11 +111,9 @@ export const catalogImages = router
   })
   .openapi(getOne, async (c) => {
     const { id } = c.req.valid('param')
-    const { object, seed } = await readCatalogImage(c.env, c.get('auth').workspaceId, id)
-    return c.body(object.body, 200, {
-      'content-type': 'image/png',
-      'content-length': String(object.size),
-      'cache-control': 'private, max-age=600',
+    const { stored, seed } = await readCatalogImage(c.env, c.get('auth').workspaceId, id)
+    return c.body(stored.body, 200, {
+      ...stored.headers,
       'x-catalog-image-id': id,
       'x-generation-seed': String(seed),
     })

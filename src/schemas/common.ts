@@ -23,8 +23,10 @@ export const SourceUrl = z.url({ protocol: /^https?$/ }).openapi({
 })
 
 /**
- * The `Idempotency-Key` header. Optional in the schema either way: where SPEC.md requires it, a
- * missing key is our own 400 with field Idempotency-Key, not the validator's.
+ * The `Idempotency-Key` header. Optional to the validator either way: where SPEC.md requires it, a
+ * missing key is our own 400 with field Idempotency-Key (services/idempotency.ts), not the
+ * validator's. The document still says `required` there (`param.required` overrides what the
+ * generator reads off `.optional()`), so a generated client asks for it.
  */
 const idempotencyKey = (required: boolean) =>
   z
@@ -33,7 +35,7 @@ const idempotencyKey = (required: boolean) =>
     .max(128)
     .optional()
     .openapi({
-      param: { in: 'header' },
+      param: { in: 'header', required },
       example: '5f2b8e4a-1c3d-4b6e-9a7f-0e1d2c3b4a59',
       description: `Idempotency-Key (${required ? 'required' : 'optional'}): the same key and input replays the first response for 24 hours.`,
     })
@@ -66,6 +68,17 @@ export const json = <T extends z.ZodType>(schema: T, description: string, exampl
   description,
   content: { 'application/json': example === undefined ? { schema } : { schema, example } },
 })
+
+/**
+ * "Exactly one of sourceUrl or uploadId", said to the document as a `oneOf` of the two members
+ * (a body with both matches both branches, one with neither matches none). Document only: the
+ * handler checks it (services/job-sources.ts `sourceFromJson`) and names the member in its 400,
+ * which a zod union would word differently.
+ */
+export const ONE_SOURCE = {
+  description: 'Exactly one of sourceUrl or uploadId.',
+  oneOf: [{ required: ['sourceUrl'] }, { required: ['uploadId'] }],
+}
 
 /** An API key or session, or none at all (anonymous-capable routes). */
 export const optionalBearer: Record<string, string[]>[] = [{ Bearer: [] }, {}]

@@ -1,13 +1,10 @@
 import { z } from '@hono/zod-openapi'
 import { Uuid } from './common'
 
-import { JOB_STAGES, JOB_STATUSES } from '../contract/stages'
+import { JOB_STAGES, JOB_STATUSES, PUBLIC_JOB_KINDS } from '../contract/stages'
 
-export { JOB_STAGES, JOB_STATUSES }
+export { JOB_STAGES, JOB_STATUSES, PUBLIC_JOB_KINDS }
 export type { JobStage, JobStatus } from '../contract/stages'
-
-/** Public job kinds (DESIGN.md §3); refinements and exports run on the same runner but are not jobs to users. */
-export const PUBLIC_JOB_KINDS = ['remove_background', 'virtual_try_on'] as const
 
 const DateTime = z.iso.datetime()
 

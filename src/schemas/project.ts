@@ -169,6 +169,9 @@ export const RefinementCreateSchema = z
     path: ['points'],
   })
   .openapi('RefinementCreate', {
+    // The refine above, said to the document (its message and field stay the validator's).
+    description: 'Points, a box, or both.',
+    anyOf: [{ required: ['points'] }, { required: ['box'] }],
     example: { baseRevisionId: IDS.revision1, box: EXAMPLE_REFINEMENT.box, points: EXAMPLE_REFINEMENT.points },
   })
 

@@ -5,7 +5,7 @@
  */
 import { z } from '@hono/zod-openapi'
 import * as contract from '../contract/options'
-import { SourceUrl, Uuid } from './common'
+import { ONE_SOURCE, SourceUrl, Uuid } from './common'
 import { filePart, multipartSchema } from './multipart'
 
 export const AlphaSchema = contract.AlphaSchema.openapi('Alpha', {
@@ -27,7 +27,7 @@ export const RemovalJsonSchema = z
     options: RemovalOptionsSchema,
   })
   .openapi('RemovalRequest', {
-    description: 'Exactly one of sourceUrl or uploadId.',
+    ...ONE_SOURCE,
     example: { sourceUrl: 'https://images.example.com/products/mug.jpg', options: EXAMPLE_OPTIONS },
   })
 

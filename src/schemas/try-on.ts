@@ -6,7 +6,7 @@
  */
 import { z } from '@hono/zod-openapi'
 import * as contract from '../contract/tryon'
-import { SourceUrl, Uuid } from './common'
+import { ONE_SOURCE, SourceUrl, Uuid } from './common'
 import { filePart, multipartSchema } from './multipart'
 
 const EXAMPLE_OPTIONS = { category: 'upper_body' as const, seed: 42 }
@@ -20,7 +20,7 @@ export const SourceSchema = z
     uploadId: Uuid.optional(),
   })
   .openapi('Source', {
-    description: 'Exactly one of sourceUrl or uploadId.',
+    ...ONE_SOURCE,
     example: { uploadId: '5b0e8c1a-7d2f-4e3b-9a6c-1f2e3d4c5b6a' },
   })
 

@@ -3,6 +3,7 @@
  * Anonymous use (SPEC.md §5.4, DESIGN.md §3): 7 removals per UTC day, counted per device and per
  * client IP (both must have one left), with results capped at 0.25 MP.
  */
+import { loadConfig } from '../config'
 import type { Env } from '../env'
 import { ApiError } from '../errors'
 import { nextUtcMidnight } from '../lib/window'
@@ -10,12 +11,7 @@ import type { AuthContext } from './auth'
 
 /** Anonymous results are previews: at most a quarter megapixel, like remove.bg's free tier. */
 export const ANONYMOUS_MAX_PIXELS = 250_000
-const DEFAULT_DAILY_REMOVALS = 7
-
-export function dailyRemovals(env: Pick<Env, 'ANONYMOUS_DAILY_REMOVALS'>): number {
-  const n = Number(env.ANONYMOUS_DAILY_REMOVALS)
-  return Number.isInteger(n) && n > 0 ? n : DEFAULT_DAILY_REMOVALS
-}
+const dailyRemovals = (env: Env) => loadConfig(env).anonymousDailyRemovals
 
 function clients(env: Env, auth: AuthContext) {
   return [`device:${auth.deviceId}`, `ip:${auth.clientIp}`].map((name) =>

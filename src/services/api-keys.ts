@@ -7,6 +7,8 @@
 import { ApiError } from '../errors'
 import { iso } from '../lib/time'
 import { mintApiKey, type AuthContext, type Scope } from './auth'
+import type { apiKeys } from '../db/schema'
+import type { D1Row } from '../db/rows'
 
 export interface ApiKey {
   id: string
@@ -18,15 +20,10 @@ export interface ApiKey {
   lastUsedAt: string | null
 }
 
-type KeyRow = {
-  id: string
-  name: string
-  prefix: string
-  scopes: string
-  created_at: string
-  expires_at: string | null
-  last_used_at: string | null
-}
+type KeyRow = Pick<
+  D1Row<typeof apiKeys>,
+  'id' | 'name' | 'prefix' | 'scopes' | 'created_at' | 'expires_at' | 'last_used_at'
+>
 
 const toApiKey = (r: KeyRow): ApiKey => ({
   id: r.id,

@@ -12,6 +12,8 @@ export const KEY_PREFIX_LENGTH = 12
 
 import type { Scope } from '../lib/scopes'
 import { log } from '../lib/log'
+import type { apiKeys } from '../db/schema'
+import type { D1Row } from '../db/rows'
 
 export { SCOPES, type Scope } from '../lib/scopes'
 
@@ -49,13 +51,7 @@ export async function mintApiKey(): Promise<{ value: string; prefix: string; has
   return { value, prefix: value.slice(0, KEY_PREFIX_LENGTH), hash: await sha256Hex(value) }
 }
 
-type KeyRow = {
-  id: string
-  workspace_id: string
-  scopes: string
-  expires_at: string | null
-  revoked_at: string | null
-}
+type KeyRow = Pick<D1Row<typeof apiKeys>, 'id' | 'workspace_id' | 'scopes' | 'expires_at' | 'revoked_at'>
 
 /**
  * Resolves a bearer token to its workspace, or throws 401 `invalid_api_key` for an absent,

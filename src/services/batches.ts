@@ -15,14 +15,10 @@ import { sha256Hex } from '../lib/crypto'
 import { batchJobs, UNFINISHED_SQL } from './job-store'
 import { toJob } from './job-view'
 import { type ReadyUpload, readyUploads } from './uploads'
+import type { batches } from '../db/schema'
+import type { D1Row } from '../db/rows'
 
-type BatchRow = {
-  id: string
-  workspace_id: string
-  status: 'processing' | 'complete'
-  total: number
-  created_at: string
-}
+type BatchRow = D1Row<typeof batches>
 
 export interface BatchInput {
   uploadIds: string[]

@@ -29,6 +29,9 @@ import { HOLD_RESULT, holdStatements, quotaExhausted, settleStatements } from '.
 import { idempotent } from './idempotency'
 import { type CallTrace, callNow } from './inference'
 import { StagedPart, type StoredSource } from './sources'
+import { bytesExpired, serveStored, storedBody, type StoredResponse } from './stored-bytes'
+import type { catalogImages } from '../db/schema'
+import type { D1Row } from '../db/rows'
 
 /** Catalog bytes are kept this long after they are made (SPEC.md §8). */
 export const CATALOG_RETENTION_MS = DAY_MS
@@ -42,27 +45,16 @@ export const catalogReferencePrefix = (stagingId: string) => `catalog/references
 /** A call still `pending` after this is one whose Worker died; its hold is released. */
 const ABANDONED_AFTER_MS = 15 * 60_000
 
-export interface CatalogImageRow {
-  id: string
-  workspace_id: string
-  status: 'pending' | 'succeeded' | 'failed'
-  options: string
-  references: number
-  result_key: string | null
-  model_version: string | null
-  warnings: string | null
-  error_code: string | null
-  created_at: string
-  completed_at: string | null
-  expires_at: string | null
-  result_deleted_at: string | null
-}
+export type CatalogImageRow = D1Row<typeof catalogImages>
 
 export interface MadeCatalogImage {
   id: string
   seed: number
-  object: R2ObjectBody
+  image: StoredResponse
 }
+
+/** How a catalog image's bytes are served, made now or read later. */
+const CATALOG_IMAGE_HEADERS = { contentType: 'image/png', cacheControl: 'private, max-age=600' }
 
 /**
  * The multipart parts as sent (text parts as strings, each reference streamed into R2 by the
@@ -145,8 +137,8 @@ export async function makeCatalogImageOnce(
   )
   if (made) return made
   const { id } = JSON.parse(stored.body) as { id: string }
-  const { object, seed } = await readCatalogImage(env, auth.workspaceId, id)
-  return { id, seed, object }
+  const { stored: image, seed } = await readCatalogImage(env, auth.workspaceId, id)
+  return { id, seed, image }
 }
 
 /**
@@ -223,7 +215,7 @@ export async function makeCatalogImage(
   }
   const object = await env.BUCKET.get(key)
   if (!object) throw new ApiError('processing_failed', 'The catalog image was not stored')
-  return { id, seed: input.options.seed, object }
+  return { id, seed: input.options.seed, image: storedBody(object, CATALOG_IMAGE_HEADERS) }
 }
 
 /**
@@ -253,11 +245,8 @@ export async function readCatalogImage(env: Env, workspaceId: string, id: string
     .bind(id, workspaceId)
     .first<CatalogImageRow>()
   if (!row?.result_key) throw new ApiError('job_not_found', `No catalog image ${id} in this workspace`)
-  const expired = row.result_deleted_at || (row.expires_at && Date.parse(row.expires_at) <= Date.now())
-  if (expired) throw new ApiError('asset_expired', `Catalog image ${id} expired at ${row.expires_at}; kept 24 hours`)
-  const object = await env.BUCKET.get(row.result_key)
-  if (!object) throw new ApiError('asset_expired', `Catalog image ${id} is no longer stored`)
-  return { row, object, seed: (JSON.parse(row.options) as CatalogOptions).seed }
+  const stored = await serveStored(env.BUCKET, row.result_key, row, `catalog image ${id}`, CATALOG_IMAGE_HEADERS)
+  return { row, stored, seed: (JSON.parse(row.options) as CatalogOptions).seed }
 }
 
 /** Calls that never ended (their Worker died mid-call): the hold goes back, the row says failed. */
@@ -321,7 +310,7 @@ function catalogImageView(row: CatalogImageRow, now: number): CatalogImageView {
     prompt: options.prompt,
     createdAt: row.created_at,
     expiresAt: row.expires_at,
-    expired: Boolean(row.result_deleted_at || (row.expires_at && Date.parse(row.expires_at) <= now)),
+    expired: bytesExpired(row, now),
     links: { self: `/v1/catalog-images/${row.id}` },
   }
 }

@@ -28,27 +28,6 @@ export const DEADLINE_DEFAULTS = {
 
 export type DeadlineConfig = { -readonly [K in keyof typeof DEADLINE_DEFAULTS]: number }
 
-export interface DeadlineEnv {
-  INFERENCE_READY_TIMEOUT_MS?: string
-  INFERENCE_DEADLINE_BASE_MS?: string
-  INFERENCE_DEADLINE_PER_MP_MS?: string
-  INFERENCE_DEADLINE_MAX_MS?: string
-}
-
-/** The deadlines from the environment, each falling back to its default when unset or not a positive number. */
-export function deadlineConfig(env: DeadlineEnv): DeadlineConfig {
-  const num = (raw: string | undefined, fallback: number) => {
-    const value = Number(raw)
-    return raw !== undefined && raw !== '' && Number.isFinite(value) && value > 0 ? value : fallback
-  }
-  return {
-    readyTimeoutMs: num(env.INFERENCE_READY_TIMEOUT_MS, DEADLINE_DEFAULTS.readyTimeoutMs),
-    baseMs: num(env.INFERENCE_DEADLINE_BASE_MS, DEADLINE_DEFAULTS.baseMs),
-    perMegapixelMs: num(env.INFERENCE_DEADLINE_PER_MP_MS, DEADLINE_DEFAULTS.perMegapixelMs),
-    maxMs: num(env.INFERENCE_DEADLINE_MAX_MS, DEADLINE_DEFAULTS.maxMs),
-  }
-}
-
 /** What a call works on: the input's pixels (all images together) and how heavy the kind and level are. */
 export interface CallWork {
   pixels: number

@@ -10,6 +10,8 @@ import { randomToken, sha256Hex } from '../lib/crypto'
 import { DAY_MS, iso } from '../lib/time'
 import { startSession, type TokenPair } from './sessions'
 import { isMember } from './users'
+import type { deviceAuthorizations } from '../db/schema'
+import type { D1Row } from '../db/rows'
 
 export const DEVICE_CODE_TTL_SECONDS = 600
 export const DEVICE_POLL_INTERVAL_SECONDS = 5
@@ -123,7 +125,7 @@ export async function describeDeviceAuthorization(env: Env, userCode: string): P
   }
 }
 
-type PendingRow = { id: string; status: string; expires_at: string }
+type PendingRow = Pick<D1Row<typeof deviceAuthorizations>, 'id' | 'status' | 'expires_at'>
 
 /**
  * Approves a pending user code for a workspace the session's user belongs to (the session's own
@@ -158,16 +160,10 @@ export async function approveDeviceAuthorization(
   if (!approved.meta.changes) throw new ApiError('invalid_input', 'This code was already used', { field: 'userCode' })
 }
 
-type PollRow = {
-  id: string
-  client: string
-  status: 'pending' | 'approved' | 'exchanged'
-  interval: number
-  last_polled_at: string | null
-  user_id: string | null
-  workspace_id: string | null
-  expires_at: string
-}
+type PollRow = Pick<
+  D1Row<typeof deviceAuthorizations>,
+  'id' | 'client' | 'status' | 'interval' | 'last_polled_at' | 'user_id' | 'workspace_id' | 'expires_at'
+>
 
 const invalidDeviceCode = (detail: string) => new ApiError('invalid_input', detail, { field: 'deviceCode' })
 

@@ -9,7 +9,7 @@ import { EXPORT_CONTENT_TYPES, type Recipe } from '../contract/editing'
 import type { Env } from '../env'
 import type { Export } from '../schemas/project'
 import { findJobOfKind, findProjectJob, type JobRow } from './job-store'
-import { resultExpired } from './job-view'
+import { bytesExpired } from './stored-bytes'
 import { signResultPath } from './result-url'
 
 /** What an export's job row keeps in `options`. */
@@ -32,7 +32,7 @@ export async function toExport(row: JobRow, resultSecret: string): Promise<Expor
   const format = row.format as Export['format']
   const projectId = row.project_id ?? ''
   let result: Export['result'] = null
-  if (row.status === 'succeeded' && row.result_key && !resultExpired(row)) {
+  if (row.status === 'succeeded' && row.result_key && !bytesExpired(row)) {
     const signed = await signResultPath(resultSecret, `${exportPath(projectId, row.id)}/result`)
     result = { url: signed.path, contentType: EXPORT_CONTENT_TYPES[format], expiresAt: signed.expiresAt }
   }

@@ -8,6 +8,8 @@
 import { ApiError } from '../errors'
 import { sha256Hex } from '../lib/crypto'
 import { DAY_MS, iso } from '../lib/time'
+import type { idempotencyKeys } from '../db/schema'
+import type { D1Row } from '../db/rows'
 
 export const IDEMPOTENCY_TTL_MS = DAY_MS
 
@@ -24,14 +26,10 @@ export type Claim =
   | { kind: 'claimed'; release: () => Promise<void>; complete: (r: StoredResponse) => Promise<void> }
   | { kind: 'replay'; response: StoredResponse }
 
-type Row = {
-  request_hash: string
-  state: 'in_progress' | 'done'
-  response_status: number | null
-  response_body: string | null
-  response_location: string | null
-  expires_at: string
-}
+type Row = Pick<
+  D1Row<typeof idempotencyKeys>,
+  'request_hash' | 'state' | 'response_status' | 'response_body' | 'response_location' | 'expires_at'
+>
 
 export function requireIdempotencyKey(key: string | undefined): string {
   if (!key) {

@@ -12,7 +12,8 @@ import { type ErrorFrame, type Notice, type OutputFrame, readFrames } from '../c
 import type { InferenceStage } from '../contract/stages'
 import { type PartManifest, signInferenceToken } from '../contract/signing'
 import { childTraceparent, TRACEPARENT_HEADER } from '../contract/trace'
-import { DEADLINE_DEFAULTS, type DeadlineEnv, deadlineConfig } from './deadlines'
+import { loadConfig, type ConfigEnv } from '../config'
+import { DEADLINE_DEFAULTS } from './deadlines'
 
 const INSPECT_TIMEOUT_MS = 60_000
 
@@ -52,7 +53,23 @@ export class InferenceFailure extends Error {
   get isClientError(): boolean {
     return CLIENT_ERROR_CODES.has(this.code)
   }
+
+  /**
+   * What the failure means for whoever made the call, in one place for the job runner's retry
+   * policy (durable/retry-policy.ts) and for calls a client waits on (`inferenceProblem`):
+   * - `client`: the input caused it; fail with this code, no retry helps;
+   * - `saturated`: the server is busy ("503, retry after"): not a failure of the work;
+   * - `transient`: the server or the connection was lost: another attempt may succeed;
+   * - `fatal`: the work failed on the server and would fail again.
+   */
+  get kind(): FailureKind {
+    if (this.isClientError) return 'client'
+    if (this.status === 503 && this.retryAfter !== undefined) return 'saturated'
+    return this.retryable ? 'transient' : 'fatal'
+  }
 }
+
+export type FailureKind = 'client' | 'saturated' | 'transient' | 'fatal'
 
 /**
  * One part of a request: its manifest entry and its bytes (a stored object's stream, or bytes at
@@ -80,11 +97,11 @@ export class InferenceClient {
     this.#fetch = config.fetchImpl ?? ((input, init) => fetch(input, init))
   }
 
-  static fromEnv(env: { INFERENCE_URL: string; INFERENCE_SIGNING_KEY: string } & DeadlineEnv): InferenceClient {
+  static fromEnv(env: { INFERENCE_URL: string; INFERENCE_SIGNING_KEY: string } & ConfigEnv): InferenceClient {
     const urls = env.INFERENCE_URL.split(',')
       .map((u) => u.trim().replace(/\/$/, ''))
       .filter(Boolean)
-    const { readyTimeoutMs } = deadlineConfig(env)
+    const { readyTimeoutMs } = loadConfig(env).deadlines
     return new InferenceClient({ urls, signingKey: env.INFERENCE_SIGNING_KEY, readyTimeoutMs })
   }
 
@@ -350,16 +367,45 @@ export async function callNow(
   }
 }
 
+/**
+ * A stored image's upright size and type, as the inference server decodes it, while a client
+ * waits (an upload's completion, a new project): a failure is the client's problem (`inferenceProblem`).
+ */
+export async function inspectStored(
+  env: { INFERENCE_URL: string; INFERENCE_SIGNING_KEY: string },
+  object: { body: ReadableStream<Uint8Array>; size: number },
+  sha256: string,
+  { trace }: CallOptions = {},
+): Promise<ImageInfo> {
+  const image: RequestPart = {
+    name: 'image',
+    type: 'application/octet-stream',
+    length: object.size,
+    sha256,
+    body: object.body,
+  }
+  try {
+    return await InferenceClient.fromEnv(env).inspect(image, { trace })
+  } catch (err) {
+    if (err instanceof InferenceFailure) throw inferenceProblem(err)
+    throw err
+  }
+}
+
 /** Maps an inference failure seen while a client waits on the request to its SPEC.md §7 problem. */
 export function inferenceProblem(err: InferenceFailure, field?: string): ApiError {
-  if (err.isClientError) return new ApiError(err.code as ErrorCode, err.message, { field })
-  if (err.retryable) {
-    return new ApiError('processor_unavailable', 'No inference server can take the request now', {
-      retryAfter: err.retryAfter ?? 5,
-      cause: err,
-    })
+  switch (err.kind) {
+    case 'client':
+      return new ApiError(err.code as ErrorCode, err.message, { field })
+    case 'saturated':
+    case 'transient':
+      return new ApiError('processor_unavailable', 'No inference server can take the request now', {
+        retryAfter: err.retryAfter ?? 5,
+        cause: err,
+      })
+    case 'fatal':
+      return new ApiError('processing_failed', err.message, { cause: err })
   }
-  return new ApiError('processing_failed', err.message, { cause: err })
 }
 
 /** 503 at accept time: nothing can run the job, so it is refused rather than left to fail. */

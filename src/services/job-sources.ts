@@ -8,7 +8,7 @@ import type { Env } from '../env'
 import { ApiError } from '../errors'
 import { fromBase64Url, sha256Hex, toHex } from '../lib/crypto'
 import { MAX_IMAGE_BYTES } from '../lib/image-sniff'
-import { SOURCE_FETCH_TIMEOUT_MS } from '../contract/limits'
+import { loadConfig } from '../config'
 import { readStreamedForm, type StreamedFormSpec } from '../lib/multipart-stream'
 import { deleteByPrefix } from '../lib/storage'
 import { StagedPart, storeBytes, type StoredSource } from './sources'
@@ -151,12 +151,6 @@ export async function resolveSource(
   }
 }
 
-/** The `sourceUrl` bound: `SOURCE_FETCH_TIMEOUT_MS` from the environment when it is a positive number. */
-export function sourceFetchTimeoutMs(env: { SOURCE_FETCH_TIMEOUT_MS?: string }): number {
-  const value = Number(env.SOURCE_FETCH_TIMEOUT_MS)
-  return env.SOURCE_FETCH_TIMEOUT_MS && Number.isFinite(value) && value > 0 ? value : SOURCE_FETCH_TIMEOUT_MS
-}
-
 /**
  * The bytes behind a `sourceUrl`, as a problem naming `field` when they cannot be had. Problems
  * carry our own words only: an exception's text (the runtime's, a resolver's) stays in its cause.
@@ -167,7 +161,7 @@ async function fetchSource(env: Env, url: string, field: string): Promise<Uint8A
       resolver: new DohResolver({ url: env.DNS_RESOLVER_URL }),
       allowlist: allowlistFromEnv(env),
       maxBytes: MAX_IMAGE_BYTES,
-      timeoutMs: sourceFetchTimeoutMs(env),
+      timeoutMs: loadConfig(env).sourceFetchTimeoutMs,
     })
   } catch (err) {
     if (err instanceof UnsafeUrlError) {

@@ -4,7 +4,7 @@
  * Durable Object owns a running job's state and writes it through with {@link unfinishedJobUpdate},
  * the same terminal guard as {@link finishJobStatements}.
  */
-import { JOB_STATUSES, TERMINAL_STATUSES } from '../contract/stages'
+import { JOB_STATUSES, TERMINAL_STATUSES, type TerminalStatus } from '../contract/stages'
 import type { jobs } from '../db/schema'
 import type { D1Row } from '../db/rows'
 import { ApiError } from '../errors'
@@ -132,7 +132,7 @@ async function guardHolds(db: D1Database, guard: InsertGuard): Promise<boolean> 
   return row?.ok === 1
 }
 
-export type TerminalStatus = Extract<JobStatus, 'succeeded' | 'failed' | 'canceled'>
+export type { TerminalStatus }
 
 /**
  * The one way a job ends: its hold charged (success) or released (anything else) and its row made

@@ -6,16 +6,12 @@
 import type { Job } from '../schemas/job'
 import type { JobRow } from './job-store'
 import { signResultPath } from './result-url'
-
-/** Past retention, or swept: the metadata stays, the bytes are gone (SPEC.md §8). */
-export function resultExpired(row: Pick<JobRow, 'result_deleted_at' | 'expires_at'>, now = Date.now()): boolean {
-  return Boolean(row.result_deleted_at) || (row.expires_at !== null && Date.parse(row.expires_at) <= now)
-}
+import { bytesExpired } from './stored-bytes'
 
 export async function toJob(row: JobRow, resultSecret: string): Promise<Job> {
   const self = `/v1/jobs/${row.id}`
   let result: Job['result'] = null
-  if (row.status === 'succeeded' && row.result_key && !resultExpired(row)) {
+  if (row.status === 'succeeded' && row.result_key && !bytesExpired(row)) {
     const signed = await signResultPath(resultSecret, `${self}/result`)
     result = { url: signed.path, contentType: row.result_content_type ?? 'image/png', expiresAt: signed.expiresAt }
   }

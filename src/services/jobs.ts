@@ -12,7 +12,8 @@ import { type Job, PUBLIC_JOB_KINDS } from '../schemas/job'
 import { proxyEventStream } from './event-stream'
 import { publishEvent } from './events'
 import { findJob, finishJobStatements, type JobRow } from './job-store'
-import { resultExpired, toJob } from './job-view'
+import { toJob } from './job-view'
+import { serveStored, type StoredResponse } from './stored-bytes'
 
 /** Result bytes are kept this long after a job ends (SPEC.md §8). */
 export const RESULT_RETENTION_MS = DAY_MS
@@ -117,25 +118,12 @@ export async function jobEvents(env: Env, workspaceId: string, id: string, lastE
  * The stored result of a succeeded job (a removal's, an export's): 404 without one, 410
  * `asset_expired` once its bytes are past retention (the metadata stays).
  */
-export async function readResult(
-  env: Env,
-  row: JobRow,
-  what: string,
-): Promise<{ body: ReadableStream; headers: Record<string, string> }> {
+export async function readResult(env: Env, row: JobRow, what: string): Promise<StoredResponse> {
   if (row.status !== 'succeeded' || !row.result_key) {
     throw new ApiError('job_not_found', `${what} has no result (status ${row.status})`)
   }
-  if (resultExpired(row)) {
-    throw new ApiError('asset_expired', `The result of ${what} expired at ${row.expires_at}; its metadata remains`)
-  }
-  const object = await env.BUCKET.get(row.result_key)
-  if (!object) throw new ApiError('asset_expired', `The result of ${what} is no longer stored`)
-  return {
-    body: object.body,
-    headers: {
-      'content-type': row.result_content_type ?? 'image/png',
-      'content-length': String(object.size),
-      'cache-control': 'private, max-age=600',
-    },
-  }
+  return serveStored(env.BUCKET, row.result_key, row, `the result of ${what}`, {
+    contentType: row.result_content_type ?? 'image/png',
+    cacheControl: 'private, max-age=600',
+  })
 }

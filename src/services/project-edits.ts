@@ -118,7 +118,7 @@ export function acceptExport(ctx: AcceptContext, project: ProjectRow, req: Expor
       const revision = req.revisionId
         ? await findRevision(env.DB, project.id, req.revisionId, 'revisionId')
         : await currentRevision(env.DB, project.id)
-      const recipe = req.recipe ?? (revision.recipe ? (JSON.parse(revision.recipe) as Recipe) : NO_RECIPE)
+      const recipe = req.recipe ?? recipeOf(revision) ?? NO_RECIPE
       assertRenderable(project, recipe)
       return { revision, recipe }
     },

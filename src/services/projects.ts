@@ -10,13 +10,15 @@ import { listPage } from '../lib/cursor'
 import { copyHashed, deleteByPrefix } from '../lib/storage'
 import { iso } from '../lib/time'
 import type { Project } from '../schemas/project'
-import { type CallTrace, InferenceClient, inferenceProblem, InferenceFailure } from './inference'
+import { type CallTrace, inspectStored } from './inference'
 import { proxyEventStream } from './event-stream'
 import { projectStream } from './events'
 import { findJob, type JobRow, UNFINISHED_SQL } from './job-store'
-import { resultExpired } from './job-view'
+import { bytesExpired } from './stored-bytes'
 import { projectPrefix } from './project-keys'
 import { currentRevision, reviseMask, revisionInsert } from './revisions'
+import type { projects } from '../db/schema'
+import type { D1Row } from '../db/rows'
 
 /** Refinements one project may run (SPEC.md §8). */
 export const REFINEMENTS_PER_PROJECT = 20
@@ -39,18 +41,7 @@ export async function refinementsUsed(
   return row?.[0] ?? 0
 }
 
-export interface ProjectRow {
-  id: string
-  workspace_id: string
-  name: string
-  source_job_id: string
-  source_key: string
-  source_size: number
-  source_sha256: string
-  width: number
-  height: number
-  created_at: string
-}
+export type ProjectRow = D1Row<typeof projects>
 
 export async function findProject(db: D1Database, workspaceId: string, id: string): Promise<ProjectRow> {
   const row = await db
@@ -89,7 +80,7 @@ export async function createProject(
 ): Promise<ProjectRow> {
   const job = await findJob(env.DB, workspaceId, jobId)
   assertProjectSource(job)
-  if (resultExpired(job)) {
+  if (bytesExpired(job)) {
     throw new ApiError('asset_expired', `The result of job ${jobId} expired at ${job.expires_at}`)
   }
   const id = crypto.randomUUID()
@@ -122,6 +113,7 @@ export async function createProject(
       source_sha256: source.sha256,
       width,
       height,
+      refinements_used: 0,
       created_at: iso(),
     }
     await env.DB.batch([
@@ -162,21 +154,7 @@ function assertProjectSource(job: JobRow): asserts job is JobRow & { result_key:
 async function uprightSize(env: Env, source: { key: string; size: number; sha256: string }, trace?: CallTrace) {
   const object = await env.BUCKET.get(source.key)
   if (!object) throw new ApiError('asset_expired', 'The source image is no longer stored')
-  try {
-    return await InferenceClient.fromEnv(env).inspect(
-      {
-        name: 'image',
-        type: 'application/octet-stream',
-        length: source.size,
-        sha256: source.sha256,
-        body: object.body,
-      },
-      { trace },
-    )
-  } catch (err) {
-    if (err instanceof InferenceFailure) throw inferenceProblem(err)
-    throw err
-  }
+  return inspectStored(env, object, source.sha256, { trace })
 }
 
 /** A project's event stream (SPEC.md §6), from after `lastEventId`. */

@@ -10,29 +10,18 @@ import { jsonPart } from '../contract/signing'
 import { MASK_OUTPUT, type Recipe, type ReviseRequest, type Stroke } from '../contract/editing'
 import type { Env } from '../env'
 import { ApiError } from '../errors'
-import { sourcePart, type StoredSource } from '../jobs/kind'
+import { sourcePart, type StoredObject } from '../jobs/kind'
 import { putHashed, type StoredBytes } from '../lib/storage'
 import { iso } from '../lib/time'
 import type { Revision } from '../schemas/project'
 import { type AnswerHandlers, type CallTrace, callNow, InferenceClient } from './inference'
 import { maskKey } from './project-keys'
 import type { ProjectRow } from './projects'
+import type { revisions } from '../db/schema'
+import type { D1Row } from '../db/rows'
+import { serveStored, type StoredResponse } from './stored-bytes'
 
-export interface RevisionRow {
-  id: string
-  project_id: string
-  number: number
-  base_revision_id: string | null
-  /** Null for revisions that built on their base (and for those made before the column). */
-  restore_revision_id: string | null
-  strokes: string
-  recipe: string | null
-  refinement_id: string | null
-  mask_key: string
-  mask_size: number
-  mask_sha256: string
-  created_at: string
-}
+export type RevisionRow = D1Row<typeof revisions>
 
 export interface NewRevision {
   id: string
@@ -44,7 +33,7 @@ export interface NewRevision {
   strokes: Stroke[]
   recipe: Recipe | null
   refinementId: string | null
-  mask: StoredSource
+  mask: StoredObject
 }
 
 /**
@@ -115,26 +104,19 @@ export async function refinementRevisionId(db: D1Database, refinementId: string)
 }
 
 /** A revision's mask bytes (GET …/mask). Revisions are immutable: the same URL always gives the same bytes. */
-export async function readRevisionMask(
-  env: Env,
-  projectId: string,
-  revisionId: string,
-): Promise<{ body: ReadableStream; headers: Record<string, string> }> {
+export async function readRevisionMask(env: Env, projectId: string, revisionId: string): Promise<StoredResponse> {
   const revision = await findRevision(env.DB, projectId, revisionId)
-  const object = await env.BUCKET.get(revision.mask_key)
-  if (!object) throw new Error(`The mask of revision ${revision.id} is missing from storage`)
-  return {
-    body: object.body,
-    headers: {
-      'content-type': 'image/png',
-      'content-length': String(object.size),
-      'cache-control': 'private, max-age=31536000, immutable',
-    },
-  }
+  // A project keeps its masks until it is deleted (no expiry); one missing from storage is gone all the same.
+  return serveStored(env.BUCKET, revision.mask_key, { expires_at: null }, `the mask of revision ${revision.id}`, {
+    contentType: 'image/png',
+    cacheControl: 'private, max-age=31536000, immutable',
+  })
 }
 
-export const staleBase = (baseId: string) =>
-  new ApiError('revision_conflict', `Revision ${baseId} is not the newest revision; read the project and edit that one`)
+/** Why an edit on `baseId` is refused: another revision came after it (a 409 now, or a refinement that fails later). */
+export const staleBaseMessage = (baseId: string) =>
+  `Revision ${baseId} is not the newest revision (another edit came after it); read the project and edit the newest one`
+export const staleBase = (baseId: string) => new ApiError('revision_conflict', staleBaseMessage(baseId))
 
 /** The revision `id` of the project; a body field naming another project's revision is bad input. */
 export async function findRevision(db: D1Database, projectId: string, id: string, field?: string) {
@@ -173,7 +155,7 @@ export async function startOf(
 /** The recipe an edit keeps when it gives none: its start's. */
 export const recipeOf = (row: RevisionRow): Recipe | null => (row.recipe ? (JSON.parse(row.recipe) as Recipe) : null)
 
-export const revisionMask = (row: RevisionRow): StoredSource => ({
+export const revisionMask = (row: RevisionRow): StoredObject => ({
   key: row.mask_key,
   size: row.mask_size,
   sha256: row.mask_sha256,
@@ -194,7 +176,7 @@ export interface RevisePlan {
   revisionId: string
   width: number
   height: number
-  base: StoredSource
+  base: StoredObject
   strokes: Stroke[]
   trace?: CallTrace
 }
@@ -210,7 +192,7 @@ export async function reviseMask(
   env: Env,
   r: RevisePlan,
   stillCurrent: () => Promise<unknown> = async () => {},
-): Promise<StoredSource> {
+): Promise<StoredObject> {
   const deadline = Date.now() + BUSY_WAIT_MS
   for (;;) {
     await stillCurrent()
@@ -225,7 +207,7 @@ export async function reviseMask(
   }
 }
 
-async function reviseOnce(env: Env, r: RevisePlan): Promise<StoredSource> {
+async function reviseOnce(env: Env, r: RevisePlan): Promise<StoredObject> {
   const key = maskKey(r.projectId, r.revisionId)
   const options: ReviseRequest = { width: r.width, height: r.height, strokes: r.strokes }
   const parts = [await jsonPart('options', options), await sourcePart(env, 'mask', r.base)]
@@ -305,7 +287,7 @@ export function toRevision(row: RevisionRow): Revision {
     baseRevisionId: row.base_revision_id,
     restoreRevisionId: row.restore_revision_id ?? null,
     strokes: JSON.parse(row.strokes) as Stroke[],
-    recipe: row.recipe ? (JSON.parse(row.recipe) as Recipe) : null,
+    recipe: recipeOf(row),
     refinementId: row.refinement_id,
     createdAt: row.created_at,
     links: { self, mask: `${self}/mask` },

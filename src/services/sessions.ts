@@ -17,6 +17,8 @@ import { ApiError } from '../errors'
 import { randomToken, sha256Hex } from '../lib/crypto'
 import { DAY_MS, iso } from '../lib/time'
 import { SCOPES, type AuthContext, type Scope } from './auth'
+import type { refreshTokens, sessions } from '../db/schema'
+import type { D1Row } from '../db/rows'
 
 export const ACCESS_TOKEN_TTL_SECONDS = 3600
 export const REFRESH_TOKEN_TTL_MS = 30 * DAY_MS
@@ -135,16 +137,9 @@ export async function revokeSession(db: D1Database, sessionId: string, reason: '
     .run()
 }
 
-type RefreshRow = {
-  id: string
-  session_id: string
-  expires_at: string
-  used_at: string | null
-  user_id: string
-  workspace_id: string
-  revoked_at: string | null
-  member: number | null
-}
+/** A refresh token joined with its session, and whether the user is still a member of the workspace. */
+type RefreshRow = Pick<D1Row<typeof refreshTokens>, 'id' | 'session_id' | 'expires_at' | 'used_at'> &
+  Pick<D1Row<typeof sessions>, 'user_id' | 'workspace_id' | 'revoked_at'> & { member: 1 | null }
 
 /**
  * Exchanges a refresh token for a new pair. The old token is marked used in the same D1 batch that

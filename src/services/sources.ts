@@ -8,12 +8,10 @@ import { ApiError } from '../errors'
 import { MAX_IMAGE_BYTES, MAX_PIXELS, MIN_SIDE, SNIFF_BYTES, sniffImage } from '../lib/image-sniff'
 import { toBase64Url } from '../lib/crypto'
 import type { FileSink } from '../lib/multipart-stream'
+import type { StoredObject } from '../jobs/kind'
 
-export interface StoredSource {
-  key: string
-  size: number
-  /** base64url SHA-256 of the bytes. */
-  sha256: string
+/** A source image as stored: the object, and the type its header says it is. */
+export interface StoredSource extends StoredObject {
   mimeType: string
 }
 

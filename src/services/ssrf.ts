@@ -18,6 +18,7 @@
  * Local mode (workerd) has no such egress filter, which is why the allow-list is test/dev only.
  */
 import { classifyIp, endsInNumber } from '../lib/ip'
+import { withoutQuery } from '../lib/failure'
 
 export const DEFAULT_MAX_REDIRECTS = 5
 const ALLOWED_PROTOCOLS = new Set(['http:', 'https:'])
@@ -379,6 +380,8 @@ export async function guardedPost(url: string, opts: GuardedPostOptions): Promis
     return await fetchImpl(target.toString(), { method: 'POST', headers, body, redirect: 'manual', signal })
   } catch (err) {
     const reason = signal?.aborted ? String(signal.reason ?? err) : (err as Error).message
-    throw new SourceFetchError(`Could not POST to ${target}: ${reason}`, undefined, { cause: err })
+    throw new SourceFetchError(`Could not POST to ${withoutQuery(target.toString())}: ${reason}`, undefined, {
+      cause: err,
+    })
   }
 }

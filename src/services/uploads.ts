@@ -6,25 +6,16 @@
 import { ApiError } from '../errors'
 import { HOUR_MS, iso } from '../lib/time'
 import { UPLOAD_CONTENT_TYPES, type Upload } from '../schemas/upload'
-import { type CallTrace, type ImageInfo, InferenceClient, InferenceFailure, inferenceProblem } from './inference'
+import { type CallTrace, inspectStored } from './inference'
 import { presignConfigured, presignPut, type PresignEnv } from './presign'
 import { storeStream, verifyStoredObject } from './sources'
+import type { uploads } from '../db/schema'
+import type { D1Row } from '../db/rows'
 
 /** A reservation is short-lived; a client that does not finish within it starts again. */
 export const UPLOAD_TTL_MS = HOUR_MS
 
-export interface UploadRow {
-  id: string
-  workspace_id: string
-  status: 'pending' | 'ready'
-  object_key: string
-  byte_size: number | null
-  sha256: string | null
-  width: number | null
-  height: number | null
-  mime_type: string | null
-  expires_at: string
-}
+export type UploadRow = D1Row<typeof uploads>
 
 export function toUpload(row: UploadRow): Upload {
   return {
@@ -60,6 +51,7 @@ export async function createUpload(
     height: null,
     mime_type: null,
     expires_at: iso(Date.now() + UPLOAD_TTL_MS),
+    created_at: iso(),
   }
   await db
     .prepare('INSERT INTO uploads (id, workspace_id, status, object_key, expires_at) VALUES (?, ?, ?, ?, ?)')
@@ -221,22 +213,7 @@ export async function completeUpload(
       .bind(object.size, landed.sha256, id)
       .run()
   }
-  let info: ImageInfo
-  try {
-    info = await InferenceClient.fromEnv(env).inspect(
-      {
-        name: 'image',
-        type: 'application/octet-stream',
-        length: object.size,
-        sha256: landed.sha256,
-        body: object.body,
-      },
-      { trace },
-    )
-  } catch (err) {
-    if (err instanceof InferenceFailure) throw inferenceProblem(err)
-    throw err
-  }
+  const info = await inspectStored(env, object, landed.sha256, { trace })
   const ready: UploadRow = { ...row, status: 'ready', width: info.width, height: info.height, mime_type: info.mimeType }
   await env.DB.prepare("UPDATE uploads SET status = 'ready', width = ?, height = ?, mime_type = ? WHERE id = ?")
     .bind(info.width, info.height, info.mimeType, id)

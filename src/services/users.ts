@@ -5,6 +5,8 @@
  */
 import { iso } from '../lib/time'
 import { nextPeriodEnd } from '../lib/window'
+import type { users, workspaces } from '../db/schema'
+import type { D1Row } from '../db/rows'
 
 /** Credits a new workspace gets per monthly period until a plan says otherwise. */
 export const FREE_TIER_CREDITS = 50
@@ -20,7 +22,11 @@ export interface WorkspaceRef {
   name: string
 }
 
-type MembershipRow = { user_id: string; email: string; workspace_id: string; workspace_name: string }
+/** A user's first membership, with the workspace's name (a join: the columns are renamed in the query). */
+type MembershipRow = { user_id: D1Row<typeof users>['id']; email: D1Row<typeof users>['email'] } & {
+  workspace_id: D1Row<typeof workspaces>['id']
+  workspace_name: D1Row<typeof workspaces>['name']
+}
 
 async function firstMembership(db: D1Database, email: string): Promise<MembershipRow | null> {
   return db

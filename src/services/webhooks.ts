@@ -12,6 +12,8 @@ import { hmacHex, randomToken, toBase64Url } from '../lib/crypto'
 import { HOUR_MS, iso } from '../lib/time'
 import { WEBHOOK_EVENT_TYPES, type DisabledReason, type WebhookCreate, type WebhookEndpoint } from '../schemas/webhook'
 import { allowlistFromEnv, checkUrl, DohResolver, isAllowlisted, UnsafeUrlError } from './ssrf'
+import type { webhookEndpoints } from '../db/schema'
+import type { D1Row } from '../db/rows'
 
 export const SECRET_PREFIX = 'whsec_'
 /** Enabled endpoints a workspace may have: every event fans out to each of them. */
@@ -26,17 +28,8 @@ export const DELIVERY_TIMEOUT_MS = 15_000
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
-export interface WebhookEndpointRow {
-  id: string
-  workspace_id: string
-  url: string
-  /** JSON array, or null for every type but progress. */
-  events: string | null
-  secret_ciphertext: string
-  created_at: string
-  disabled_at: string | null
-  disabled_reason: DisabledReason | null
-}
+/** `events` is a JSON array, or null for every type but progress. */
+export type WebhookEndpointRow = D1Row<typeof webhookEndpoints>
 
 // ---------------------------------------------------------------- secrets and signatures
 

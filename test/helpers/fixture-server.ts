@@ -7,7 +7,8 @@
  *
  * Receivers: `POST /receiver/<name>` records the method, headers and raw body, and answers with the
  * next scripted response (200 "ok" when the script is empty). `POST /receiver/<name>/script` with a
- * JSON array of `{status, headers?, body?, delayMs?}` replaces the script (and clears the log);
+ * JSON array of `{status, headers?, body?, delayMs?, drop?}` replaces the script (and clears the log;
+ * `drop` closes the connection instead of answering);
  * `GET /receiver/<name>/log` returns what was received, oldest first.
  */
 import { readFileSync } from 'node:fs'
@@ -39,6 +40,8 @@ export interface ScriptedResponse {
   headers?: Record<string, string>
   body?: string
   delayMs?: number
+  /** Close the connection without answering (a receiver that crashed mid-request). */
+  drop?: boolean
 }
 
 const receivers = new Map<string, { log: ReceivedRequest[]; script: ScriptedResponse[] }>()
@@ -157,6 +160,7 @@ export function startFixtureServer(
         r.log.push({ method: req.method ?? '', headers, body, receivedAt: Date.now() })
         const next = r.script.shift() ?? { status: 200, body: 'ok' }
         if (next.delayMs) await new Promise((done) => setTimeout(done, next.delayMs))
+        if (next.drop) return req.socket.destroy()
         res.writeHead(next.status, next.headers ?? {})
         res.end(next.body ?? '')
       })

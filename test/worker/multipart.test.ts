@@ -75,6 +75,35 @@ describe('strict multipart', () => {
     }
   })
 
+  it('a part without a name is 400 saying so, with its position, field Content-Disposition, for every multipart operation', async () => {
+    const { key, workspaceId } = await seedWorkspace()
+    const boundary = 'unnamed-part-boundary'
+    // `name=""` (as `curl -F '=x'` sends) and no `name` at all, after one listed text part.
+    for (const disposition of ['form-data; name=""', 'form-data']) {
+      for (const { method, path, schema } of await multipartOperations()) {
+        const [text] = Object.entries(schema.properties ?? {}).find(([, p]) => p.type === 'string' && !p.format)!
+        const body =
+          `--${boundary}\r\nContent-Disposition: form-data; name="${text}"\r\n\r\n{}\r\n` +
+          `--${boundary}\r\nContent-Disposition: ${disposition}\r\n\r\nx\r\n--${boundary}--\r\n`
+        const res = await api(path, {
+          method,
+          key,
+          body,
+          headers: {
+            'content-type': `multipart/form-data; boundary=${boundary}`,
+            'idempotency-key': crypto.randomUUID(),
+          },
+        })
+        const problem = await expectProblem(res, 400, 'invalid_input', 'Content-Disposition')
+        expect(problem.detail).toBe(
+          'Expected a name in the Content-Disposition of multipart part 2 (form-data; name="…") but it has none',
+        )
+      }
+    }
+    expect(await usage(key)).toMatchObject({ held: 0, used: 0 })
+    expect(await countRows(workspaceId)).toEqual([0, 0])
+  })
+
   it('a url-encoded form is not a multipart body: 415 for every multipart operation', async () => {
     const { key } = await seedWorkspace()
     for (const { method, path } of await multipartOperations()) {

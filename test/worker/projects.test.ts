@@ -345,4 +345,16 @@ describe('project reads and deletion', () => {
     },
     testBudget(1),
   )
+
+  it('a revision mask missing from storage is 410 asset_expired, as every stored byte is (not a 500)', async () => {
+    const { key } = await seedWorkspace()
+    const project = await createProject(key, await succeededRemoval(key, 'astronaut.png'))
+    const path = `${project.links.revisions}/${project.currentRevisionId}/mask`
+    expect((await api(path, { key })).status).toBe(200)
+    const row = await env.DB.prepare('SELECT mask_key FROM revisions WHERE id = ?')
+      .bind(project.currentRevisionId)
+      .first<{ mask_key: string }>()
+    await env.BUCKET.delete(row!.mask_key)
+    await expectProblem(await api(path, { key }), 410, 'asset_expired')
+  })
 })

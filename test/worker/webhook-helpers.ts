@@ -34,6 +34,8 @@ export interface Scripted {
   headers?: Record<string, string>
   body?: string
   delayMs?: number
+  /** Close the connection without answering. */
+  drop?: boolean
 }
 
 /** A fresh receiver on the fixture server, answering `script` in order (then 200). */

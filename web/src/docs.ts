@@ -5,6 +5,7 @@
  * operation for the TypeScript SDK (`cutout.api.<METHOD>(path, …)`, typed from the same document),
  * so the page never has a sample that the document does not back.
  */
+import { setUpHeader } from './header'
 
 interface ScalarGlobal {
   createApiReference(selector: string, config: Record<string, unknown>): unknown
@@ -104,4 +105,5 @@ async function main(): Promise<void> {
   })
 }
 
+setUpHeader()
 void main()

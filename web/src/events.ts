@@ -7,7 +7,7 @@
  * (removal, events, result). Unlike the SDK's `waitForJob`, which reads the job at the end.
  */
 import { readSse } from '../../sdk/src/sse'
-import { isTerminalStatus } from '../../sdk/src/wait'
+import { followEvents, isTerminalStatus } from '../../sdk/src/wait'
 import { type Job, request, requestJson } from './api'
 
 export interface JobEvent {
@@ -16,51 +16,68 @@ export interface JobEvent {
   data: { jobId: string; status?: Job['status']; stage?: string; error?: { code: string; message: string } }
 }
 
-const MAX_RECONNECTS = 3
+/** How often a job is read when its stream could not be followed (few reads: anonymous visitors have 30 a minute). */
+const RECONCILE_POLL_MS = 3000
 
 /** How a job ended: its status and, when it did not succeed, its error. */
 export type JobEnd = Pick<Job, 'status' | 'error'>
 
 /**
  * Calls `onEvent` per event until the job ends; resolves with how it ended, from its terminal
- * event, or as GET reports it when the stream could not tell.
+ * event, or as GET reports it when the stream could not tell. The reopening after `Last-Event-ID`
+ * is the SDK's `followEvents`; a clean end of the stream without a terminal event is read as the
+ * job's end only after one reconciling GET.
  */
 export async function followJob(id: string, anonymous: boolean, onEvent: (e: JobEvent) => void): Promise<JobEnd> {
-  let lastId: string | undefined
   let end: JobEnd | undefined
-  let ended = false
-  for (let attempt = 0; attempt <= MAX_RECONNECTS && !ended; attempt++) {
+  const open = async (lastEventId: string | undefined) => {
     try {
       const res = await request(`/v1/jobs/${id}/events`, {
         anonymous,
-        headers: { accept: 'text/event-stream', ...(lastId ? { 'last-event-id': lastId } : {}) },
+        headers: { accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
       })
-      for await (const event of readEvents(res)) {
-        lastId = event.id
-        onEvent(event)
-        const status = event.data.status
-        if (status && isTerminalStatus(status)) {
-          ended = true
-          end = { status, error: event.data.error ?? null }
-        }
-      }
-      // The server closes the stream once the job is terminal.
-      ended = true
+      return res.body ?? undefined
     } catch {
-      await new Promise((r) => setTimeout(r, 500 * (attempt + 1)))
+      return undefined
     }
   }
-  return end ?? requestJson<Job>(`/v1/jobs/${id}`, { anonymous })
+  await followEvents(open, {
+    onEvent: (sse) => {
+      const event = envelope<JobEvent>(sse.data)
+      if (!event) return
+      onEvent(event)
+      const status = event.data.status
+      if (status && isTerminalStatus(status)) end = { status, error: event.data.error ?? null }
+    },
+    // The server closes the stream once the job is terminal.
+    ended: () => true,
+  })
+  return end ?? reconcile(id, anonymous)
+}
+
+/** The stream could not tell how the job ended: read it, and again now and then while it still runs. */
+async function reconcile(id: string, anonymous: boolean): Promise<JobEnd> {
+  for (;;) {
+    const job = await requestJson<Job>(`/v1/jobs/${id}`, { anonymous })
+    if (isTerminalStatus(job.status)) return job
+    await new Promise((r) => setTimeout(r, RECONCILE_POLL_MS))
+  }
+}
+
+/** An event's data as the JSON envelope (§6), or undefined when it is not one. */
+function envelope<T>(data: string): T | undefined {
+  try {
+    return JSON.parse(data) as T
+  } catch {
+    return undefined
+  }
 }
 
 /** The stream's events whose data is the JSON envelope (§6); comments and keep-alives are skipped. */
 export async function* readEvents<T = JobEvent>(res: Response): AsyncGenerator<T> {
   if (!res.body) return
   for await (const event of readSse(res.body)) {
-    try {
-      yield JSON.parse(event.data) as T
-    } catch {
-      // not an envelope: nothing to act on
-    }
+    const parsed = envelope<T>(event.data)
+    if (parsed) yield parsed
   }
 }

@@ -5,7 +5,8 @@
  */
 import { describeError, requestJson } from './api'
 import { byId, busy, h, showError } from './dom'
-import { clearSession, loadSession, onSession, type Session, saveSession } from './session'
+import { setUpHeader } from './header'
+import { type Session, saveSession } from './session'
 
 interface Verified {
   accessToken: string
@@ -16,8 +17,8 @@ interface Verified {
 }
 
 /**
- * Adds the email and code forms, the local-mode hint and the error region to `#sign-in` (both
- * pages have that section; only their headings differ), then wires them and the sign-out button.
+ * Adds the email and code forms, the local-mode hint and the error region to `#sign-in` (the
+ * pages with that section differ only in its heading), then wires them and the site header.
  */
 export function setUpSignIn(): void {
   byId('sign-in').append(...signInForms())
@@ -27,14 +28,7 @@ export function setUpSignIn(): void {
   const codeInput = byId<HTMLInputElement>('sign-in-code')
   const error = byId('sign-in-error')
   const hint = byId('sign-in-hint')
-  const signedIn = byId('signed-in')
-  const signedOut = byId('signed-out')
-
-  onSession((session) => {
-    signedOut.hidden = Boolean(session)
-    signedIn.hidden = !session
-    byId('signed-in-as').textContent = session ? `${session.user.email} · ${session.workspace.name}` : ''
-  })
+  setUpHeader()
 
   emailForm.addEventListener('submit', (event) => {
     event.preventDefault()
@@ -83,18 +77,6 @@ export function setUpSignIn(): void {
         codeInput.select()
       }
     })
-  })
-
-  byId<HTMLButtonElement>('sign-out').addEventListener('click', () => {
-    const session = loadSession()
-    clearSession()
-    // Revoke server-side too; the page has already forgotten the tokens whatever the answer.
-    if (session)
-      void fetch('/v1/auth/logout', {
-        method: 'POST',
-        headers: { authorization: `Bearer ${session.accessToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ refreshToken: session.refreshToken }),
-      }).catch(() => undefined)
   })
 }
 

@@ -517,6 +517,7 @@ class _RefinementCreateRequired(TypedDict):
 
 
 class RefinementCreate(_RefinementCreateRequired, total=False):
+    """Points, a box, or both."""
     #: An earlier revision of this project to start from instead of the base (undo, then edit): the new revision is its mask with the strokes applied, and its recipe unless one is given. baseRevisionId must 
     restoreRevisionId: str
     points: list[RefinementPoint]

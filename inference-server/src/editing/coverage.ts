@@ -32,13 +32,8 @@ export interface Nearest {
   box: PixelBox
 }
 
-/** Full strength up to `hardness` of the radius, then a smoothstep down to 0 at the radius. */
-export function falloff(t: number, hardness: number): number {
-  if (t <= hardness) return 1
-  if (t >= 1) return 0
-  const s = (t - hardness) / (1 - hardness)
-  return 1 - s * s * (3 - 2 * s)
-}
+/** The brush's falloff, shared with the page's live preview (src/contract/brush.ts). */
+export { falloff } from '../../../src/contract/brush.js'
 
 /** Where pixel (0, j) of the box would be in its buffer: add i for pixel (i, j). */
 const rowBase = ({ box }: Nearest, j: number): number => (j - box.j0) * (box.i1 - box.i0 + 1) - box.i0

@@ -5,6 +5,7 @@
  * deciding). The preview only shows the stroke; the revision the API makes from it on release is
  * what the editor shows next, so any rounding difference lasts until then.
  */
+import { falloff } from '../../../src/contract/brush'
 import type { Stroke, StrokeTool } from '../../../src/contract/editing'
 import { MAX_STROKE_POINTS } from '../../../src/contract/limits'
 
@@ -16,14 +17,6 @@ export interface BrushSettings {
   hardness: number
   /** 0–1. */
   opacity: number
-}
-
-/** falloff(t) of strokes.ts: 1 inside `hardness`, 0 beyond the radius, smoothstep between. */
-export function falloff(t: number, hardness: number): number {
-  if (t <= hardness) return 1
-  if (t >= 1) return 0
-  const s = (t - hardness) / (1 - hardness)
-  return 1 - s * s * (3 - 2 * s)
 }
 
 export class LiveStroke {

@@ -1,13 +1,14 @@
 /**
  * The editor page (/editor?job=<removal id> or ?project=<id>): signed in, it opens the project
  * made from a finished removal and shows its newest revision. Brush strokes are drawn live and
- * saved as a revision on release; Undo and Redo walk the revisions; AI refine sends points or a
+ * saved as a revision on release; Undo and Redo walk the revisions; AI refine (refine-panel.ts) sends points or a
  * box; Export renders the shown revision and downloads it. An edit after Undo starts from the
  * revision on show and drops the undone ones from Redo, as in any paint program (the API's
  * `restoreRevisionId`). A 409 from an edit made elsewhere is said, and the newest revision is loaded.
  */
 import { CutoutProblem, describeError } from '../api'
-import { byId, h, showError } from '../dom'
+import { byId, showError } from '../dom'
+import { setUpHeader } from '../header'
 import { loadSession } from '../session'
 import { type BrushSettings, LiveStroke } from './brush'
 import type { Mask } from './codecs'
@@ -17,25 +18,18 @@ import {
   type EditBase,
   followProject,
   getProject,
-  getRefinement,
   listRevisions,
   type Project,
-  type ProjectEvent,
   projectFromJob,
   projectPhoto,
-  type Refinement,
   type Revision,
-  refine,
   revisionMask,
   undoHistory,
 } from './project'
+import { type RefinePanel, setUpRefinePanel } from './refine-panel'
 import { EditorView } from './view'
 
 type Tool = 'restore' | 'erase' | 'foreground' | 'background' | 'box' | 'pan'
-
-const REFINE_STAGES = ['queued', 'refining', 'complete'] as const
-/** How often a running refinement is read, beside its completion event on the project's stream. */
-const REFINE_POLL_MS = 2000
 
 const status = byId('editor-status')
 const error = byId('editor-error')
@@ -45,6 +39,7 @@ view.onDraw = () => {
 }
 
 let project: Project
+let refinePanel: RefinePanel
 /** Every revision of the project, oldest first. */
 let all: Revision[] = []
 /** The undo history: the newest revision and those it was made from, oldest first (see `undoHistory`). */
@@ -179,7 +174,7 @@ function setUpPointer(): void {
       view.marks.box = { x0: x, y0: y, x1: x, y1: y }
     } else if (tool === 'foreground' || tool === 'background') {
       view.marks.points.push({ x, y, label: tool })
-      showMarks()
+      refinePanel.showMarks()
     }
     view.draw()
   })
@@ -210,7 +205,7 @@ function setUpPointer(): void {
       // A click, not a drag: no box.
       if (box && Math.abs(box.x1 - box.x0) * view.scale < 4 && Math.abs(box.y1 - box.y0) * view.scale < 4)
         view.marks.box = null
-      showMarks()
+      refinePanel.showMarks()
       view.draw()
     }
     drag = null
@@ -246,13 +241,6 @@ function setUpPointer(): void {
     else return
     event.preventDefault()
   })
-}
-
-function showMarks(): void {
-  const { points, box } = view.marks
-  const keep = points.filter((p) => p.label === 'foreground').length
-  const parts = [`${keep} keep`, `${points.length - keep} drop`, box ? 'a box' : 'no box']
-  byId('refine-marks').textContent = `Marked: ${parts.join(', ')}.`
 }
 
 function setUpControls(): void {
@@ -291,106 +279,6 @@ function setUpControls(): void {
     view.ghost = ghost.checked
     view.draw()
   })
-  byId('refine-clear').addEventListener('click', () => {
-    view.marks = { points: [], box: null }
-    showMarks()
-    view.draw()
-  })
-  byId('refine').addEventListener('click', () => void startRefinement())
-  showMarks()
-}
-
-/** Refinements this page started and is waiting for, by id. */
-const waiting = new Map<string, (r: Pick<Refinement, 'status' | 'error'>) => void>()
-
-function showRefineStage(stage: (typeof REFINE_STAGES)[number], text: string): void {
-  const list = byId('refine-stages')
-  list.hidden = false
-  const at = REFINE_STAGES.indexOf(stage)
-  list.replaceChildren(
-    ...REFINE_STAGES.map((s, i) =>
-      h(
-        'li',
-        {
-          class: i < at || stage === 'complete' ? 'done' : i === at ? 'current' : '',
-          'aria-current': i === at ? 'step' : undefined,
-        },
-        s,
-      ),
-    ),
-  )
-  byId('refine-status').textContent = text
-}
-
-async function startRefinement(): Promise<void> {
-  const button = byId<HTMLButtonElement>('refine')
-  const { points, box } = view.marks
-  const photo = view.photo
-  if (!photo) return
-  showError(error, null)
-  if (!points.length && !box) return showError(error, 'Add a keep or drop point, or draw a box, first.')
-  const unit = (v: number) => Math.min(1, Math.max(0, v))
-  const body: Parameters<typeof refine>[2] = {}
-  if (points.length)
-    body.points = points.map((p) => ({ x: unit(p.x / photo.width), y: unit(p.y / photo.height), label: p.label }))
-  if (box) {
-    const x = unit(Math.min(box.x0, box.x1) / photo.width)
-    const y = unit(Math.min(box.y0, box.y1) / photo.height)
-    body.box = {
-      x,
-      y,
-      width: unit(Math.max(box.x0, box.x1) / photo.width) - x,
-      height: unit(Math.max(box.y0, box.y1) / photo.height) - y,
-    }
-  }
-  button.disabled = true
-  try {
-    const made = await refine(project.id, editBase(), body)
-    showRefineStage('queued', 'Queued: it runs when the workspace has a free slot.')
-    const ended = await new Promise<Pick<Refinement, 'status' | 'error'>>((resolve) => {
-      waiting.set(made.id, resolve)
-      // The stream says when it ends; reading it now and then shows when it starts, and covers a stream that dropped.
-      const poll = async () => {
-        if (!waiting.has(made.id)) return
-        try {
-          const now = await getRefinement(project.id, made.id)
-          if (now.status === 'processing') showRefineStage('refining', 'Refining: the model looks again at the region.')
-          if (now.status !== 'queued' && now.status !== 'processing') return settle(made.id, now)
-        } catch {
-          // the next read or the stream will tell
-        }
-        setTimeout(poll, REFINE_POLL_MS)
-      }
-      setTimeout(poll, REFINE_POLL_MS)
-    })
-    if (ended.status !== 'succeeded') throw new Error(ended.error?.message ?? `The refinement ended ${ended.status}`)
-    await reload()
-    view.marks = { points: [], box: null }
-    showMarks()
-    showRefineStage('complete', `Done: revision ${revisions.length} is the refined one.`)
-  } catch (err) {
-    byId('refine-status').textContent = ''
-    byId('refine-stages').hidden = true
-    if (err instanceof CutoutProblem && err.code === 'revision_conflict') await reload()
-    showError(error, describeError(err))
-  } finally {
-    button.disabled = false
-  }
-}
-
-function settle(id: string, ended: Pick<Refinement, 'status' | 'error'>): void {
-  const resolve = waiting.get(id)
-  waiting.delete(id)
-  resolve?.(ended)
-}
-
-function onProjectEvent(event: ProjectEvent): void {
-  const { id, status: s, error: e } = event.data
-  if (event.type === 'image.refinement.completed.v1' && id && waiting.has(id))
-    settle(id, {
-      status: s as Refinement['status'],
-      error: e ? { code: 'refinement_failed', message: e.message } : null,
-    })
 }
 
 /** The size slider reaches a quarter of the photo's longer side, and starts at a 50th of it. */
@@ -424,14 +312,23 @@ async function open(): Promise<void> {
   await show(newest())
   say(`${project.width} × ${project.height} px.`)
   byId('editor').dataset.ready = 'true'
-  void followProject(project.id, onProjectEvent, new AbortController().signal)
+  void followProject(project.id, (event) => refinePanel.onProjectEvent(event), new AbortController().signal)
 }
 
+setUpHeader()
 if (!loadSession()) {
   byId('editor-signed-out').hidden = false
 } else {
   setUpPointer()
   setUpControls()
+  refinePanel = setUpRefinePanel({
+    view,
+    project: () => project,
+    base: () => editBase(),
+    revisionCount: () => revisions.length,
+    reload,
+    onError: (message) => showError(error, message),
+  })
   setUpExport({
     project: () => project,
     revision: () => revisions[shown],

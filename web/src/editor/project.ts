@@ -137,7 +137,8 @@ export async function projectPhoto(project: Project, firstRevisionId: string): P
 export interface ProjectEvent {
   id: string
   type: string
-  data: { id?: string; status?: string; revisionId?: string | null; error?: { message: string } | null }
+  /** A refinement's event carries the refinement as GET …/refinements/{id} shows it (its error is a problem's code and message). */
+  data: { id?: string; status?: string; revisionId?: string | null; error?: { code: string; message: string } | null }
 }
 
 /**

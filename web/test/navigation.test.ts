@@ -1,0 +1,96 @@
+/**
+ * One header for every page (issue 30 item 5): in headless Chromium against the clients stage's
+ * shared stack, every page (home, editor, catalog, try-on, device, the API reference and the
+ * error pages) shows the same navigation, with its own link marked as the current page. Signed
+ * out, the links are the same everywhere; signed in, every page with a script adds the same
+ * account links (History, API keys, Webhooks) and names who is signed in. The error pages run no
+ * script (their CSP allows none) and show the signed-out header.
+ */
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { SITE_NAV } from '../../scripts/lib/site-header'
+import { launchChromium } from '../../test/helpers/browser'
+import { clientStack } from '../../test/helpers/clients-stack'
+import { signInByEmail } from '../../test/helpers/local-stack'
+
+/** Each page, with the nav link its own path marks as current (none for pages outside the nav). */
+const SCRIPTED_PAGES = ['/', '/editor', '/catalog', '/try-on', '/device', '/docs']
+const STATIC_PAGES = ['/errors', '/errors/asset-expired']
+
+let browser: Browser
+let baseUrl: string
+let session: string
+let email: string
+
+beforeAll(async () => {
+  baseUrl = clientStack().baseUrl
+  email = `nav-${Date.now()}@example.com`
+  const [launched, verified] = await Promise.all([launchChromium(), signInByEmail(baseUrl, email)])
+  browser = launched
+  const v = verified as unknown as { expiresIn: number }
+  session = JSON.stringify({ ...verified, expiresAt: Date.now() + v.expiresIn * 1000 })
+})
+
+afterAll(async () => {
+  await browser?.close()
+})
+
+type Link = { label: string; href: string; current: boolean }
+
+/** The visible links of the page's header navigation, in order. */
+async function navLinks(page: Page): Promise<Link[]> {
+  expect(await page.locator('header').count()).toBe(1)
+  const links = page.locator('header nav a')
+  const out: Link[] = []
+  for (let i = 0; i < (await links.count()); i++) {
+    const link = links.nth(i)
+    if (!(await link.isVisible())) continue
+    out.push({
+      label: (await link.innerText()).trim(),
+      href: (await link.getAttribute('href')) ?? '',
+      current: (await link.getAttribute('aria-current')) === 'page',
+    })
+  }
+  return out
+}
+
+async function visit(path: string, signedIn: boolean): Promise<{ links: Link[]; page: Page; errors: string[] }> {
+  const context = await browser.newContext()
+  if (signedIn) await context.addInitScript(`sessionStorage.setItem('cutout.session', ${JSON.stringify(session)})`)
+  const page = await context.newPage()
+  const errors: string[] = []
+  page.on('pageerror', (err) => errors.push(err.message))
+  const res = await page.goto(new URL(path, baseUrl).href, { waitUntil: 'load' })
+  expect(res?.status(), path).toBe(200)
+  return { links: await navLinks(page), page, errors }
+}
+
+const expected = (signedIn: boolean, path: string) =>
+  SITE_NAV.filter((link) => signedIn || !link.signedIn).map(({ label, href }) => ({
+    label,
+    href,
+    current: href === path,
+  }))
+
+describe('the site header', () => {
+  it('is the same navigation on every page, signed out', async () => {
+    for (const path of [...SCRIPTED_PAGES, ...STATIC_PAGES]) {
+      const { links, page, errors } = await visit(path, false)
+      expect(links, path).toEqual(expected(false, path))
+      expect(await page.locator('#signed-out').isVisible(), `${path}: Sign in`).toBe(true)
+      expect(errors, path).toEqual([])
+      await page.context().close()
+    }
+  })
+
+  it('is the same navigation on every page with a script, signed in, with who is signed in', async () => {
+    for (const path of SCRIPTED_PAGES) {
+      const { links, page, errors } = await visit(path, true)
+      expect(links, path).toEqual(expected(true, path))
+      await expect.poll(() => page.locator('#signed-in-as').innerText(), { timeout: 5000 }).toContain(email)
+      expect(await page.locator('#sign-out').isVisible(), `${path}: Sign out`).toBe(true)
+      expect(errors, path).toEqual([])
+      await page.context().close()
+    }
+  })
+})
