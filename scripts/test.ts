@@ -1,8 +1,8 @@
 /**
  * `npm test`: every stage in order (lint and format, typecheck, the deploy check, inference server, OpenAPI contract,
- * Worker in workerd, end-to-end `npm start`, the SDK and CLI against their own `npm start`). A
- * failing stage does not stop the later ones, so one run shows everything that is broken; the exit
- * code is non-zero when any stage failed.
+ * Worker in workerd, end-to-end `npm start`, the SDK, CLI, Python client and Prism's contract walk
+ * against their own `npm start`). A failing stage does not stop the later ones, so one run shows
+ * everything that is broken; the exit code is non-zero when any stage failed.
  *
  * Stages run their tools directly (not through nested `npm run`), so a passing run prints what
  * passed and not npm's per-invocation config warnings.
@@ -39,12 +39,14 @@ const vitest = (...args: string[]): Step => {
 const tsc = (project: string): Step => ({ command: bin('tsc'), args: ['--noEmit', '-p', project] })
 
 const STAGES: Stage[] = [
-  // Format and lint, then no import cycle at run time (scripts/check-cycles.ts).
+  // Format and lint, then no import cycle at run time (scripts/check-cycles.ts), then the
+  // OpenAPI document through Redocly's recommended rules (scripts/lint-openapi.ts, redocly.yaml).
   {
     name: 'lint',
     steps: [
       { command: bin('biome'), args: ['ci', '.'] },
       { command: bin('tsx'), args: ['scripts/check-cycles.ts'] },
+      { command: bin('tsx'), args: ['scripts/lint-openapi.ts'] },
     ],
   },
   // The Worker (src, Worker tests), the inference server (src, tests) and Node-side code
@@ -76,7 +78,9 @@ const STAGES: Stage[] = [
   { name: 'contract', steps: [vitest('--config', 'vitest.contract.config.mts')] },
   { name: 'worker', steps: [vitest('--config', 'vitest.worker.config.mts')] },
   { name: 'e2e', steps: [vitest('--config', 'vitest.e2e.config.mts')] },
-  // The SDK and CLI as users get them: built, then run against their own local stack.
+  // The SDK and CLI as users get them (built), the Python client (`/usr/bin/python3 -m pytest
+  // clients/python`, run by test/clients/python.test.ts) and the contract walk through Prism's
+  // validating proxy (test/clients/prism.test.ts), against their own local stack.
   {
     name: 'clients',
     steps: [

@@ -27,6 +27,7 @@ import { uploads } from './routes/uploads'
 import { usage } from './routes/usage'
 import { webhooks } from './routes/webhooks'
 import { workspaces } from './routes/workspaces'
+import { noCredentials } from './schemas/common'
 
 export const API_VERSION = '2.0.0'
 const TITLE = 'Cutout image API'
@@ -41,12 +42,21 @@ const getOpenApiDocument = createRoute({
   operationId: 'getOpenApiDocument',
   summary: 'Get this OpenAPI 3.1 contract',
   tags: ['Service'],
+  security: noCredentials,
   responses: {
     200: {
       description: 'The OpenAPI 3.1 document the SDKs are generated from',
       content: {
         'application/json': {
-          schema: { type: 'object', required: ['openapi', 'info', 'paths'] },
+          schema: {
+            type: 'object',
+            properties: {
+              openapi: { type: 'string' },
+              info: { type: 'object', additionalProperties: true },
+              paths: { type: 'object', additionalProperties: true },
+            },
+            required: ['openapi', 'info', 'paths'],
+          },
           example: { openapi: '3.1.0', info: { title: TITLE, version: API_VERSION }, paths: {} },
         },
       },

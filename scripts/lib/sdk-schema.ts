@@ -31,9 +31,10 @@ interface DocumentApp {
  */
 const APP_MODULE = '../../src/app'
 
-export async function fetchDocument(): Promise<Record<string, unknown>> {
+/** The document as the app serves it; `url` sets the origin its `servers` entry names. */
+export async function fetchDocument(url = '/openapi.json'): Promise<Record<string, unknown>> {
   const { createApp } = (await import(APP_MODULE)) as { createApp: () => DocumentApp }
-  const res = await createApp().request('/openapi.json', {}, DOCUMENT_ENV)
+  const res = await createApp().request(url, {}, DOCUMENT_ENV)
   if (res.status !== 200) throw new Error(`/openapi.json answered ${res.status}`)
   return (await res.json()) as Record<string, unknown>
 }

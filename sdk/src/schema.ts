@@ -2368,7 +2368,15 @@ export interface operations {
                      *       "paths": {}
                      *     }
                      */
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        info: {
+                            [key: string]: unknown;
+                        };
+                        openapi: string;
+                        paths: {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };

@@ -17,7 +17,7 @@ import {
   SessionSchema,
   TokenPairSchema,
 } from '../schemas/auth'
-import { json } from '../schemas/common'
+import { json, noCredentials } from '../schemas/common'
 import { isLocalEnvironment, readDevOutbox } from '../services/email'
 import { startEmailSignIn, verifyEmailSignIn } from '../services/email-sign-in'
 import { logout as endSession, refreshSession } from '../services/sessions'
@@ -41,6 +41,7 @@ export const emailStart = createRoute({
   operationId: 'startEmailSignIn',
   summary: 'Email a six-digit sign-in code',
   tags,
+  security: noCredentials,
   request: { body: body(EmailStartSchema) },
   responses: { 202: json(EmailStartedSchema, 'A code was sent if the address can receive mail'), ...publicErrors },
 })
@@ -51,6 +52,7 @@ export const emailVerify = createRoute({
   operationId: 'verifyEmailSignIn',
   summary: 'Sign in with the emailed code',
   tags,
+  security: noCredentials,
   request: { body: body(EmailVerifySchema) },
   responses: {
     200: json(SessionSchema, 'Signed in; the user and default workspace are created on first sign-in'),
@@ -64,6 +66,7 @@ export const refresh = createRoute({
   operationId: 'refreshSession',
   summary: 'Exchange a refresh token for a new token pair',
   tags,
+  security: noCredentials,
   request: { body: body(RefreshSchema, false) },
   responses: {
     200: json(TokenPairSchema, 'A new pair; the refresh token given is used up'),

@@ -17,7 +17,7 @@ import {
   TokenPairSchema,
   UserCodeParams,
 } from '../schemas/auth'
-import { json } from '../schemas/common'
+import { json, noCredentials } from '../schemas/common'
 import {
   approveDeviceAuthorization,
   createDeviceAuthorization,
@@ -37,6 +37,7 @@ export const create = createRoute({
   operationId: 'createDeviceAuthorization',
   summary: 'Start a device sign-in and get the code to show the user',
   tags,
+  security: noCredentials,
   request: { body: jsonBody(DeviceAuthorizationCreateSchema) },
   responses: {
     201: json(DeviceAuthorizationSchema, 'Show userCode and verificationUri to the user, then poll'),
@@ -84,6 +85,7 @@ export const token = createRoute({
   operationId: 'pollDeviceAuthorization',
   summary: "Poll for a device sign-in's tokens",
   tags,
+  security: noCredentials,
   request: { body: jsonBody(DeviceTokenRequestSchema) },
   responses: {
     200: json(TokenPairSchema, 'Approved: the tokens, handed out once'),

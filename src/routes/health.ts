@@ -4,7 +4,7 @@
  */
 import { createRoute, z } from '@hono/zod-openapi'
 import { createRouter } from '../lib/router'
-import { json } from '../schemas/common'
+import { json, noCredentials } from '../schemas/common'
 import { InferenceClient } from '../services/inference'
 
 const HealthSchema = z
@@ -20,6 +20,7 @@ export const live = createRoute({
   operationId: 'getLiveness',
   summary: 'Check that the API process is alive',
   tags: ['Service'],
+  security: noCredentials,
   responses: { 200: json(HealthSchema, 'The API process is alive', { status: 'ok' }) },
 })
 
@@ -29,6 +30,7 @@ export const ready = createRoute({
   operationId: 'getReadiness',
   summary: 'Check that storage and an inference server are ready',
   tags: ['Service'],
+  security: noCredentials,
   responses: {
     200: json(HealthSchema, 'D1 and an inference server are ready', {
       status: 'ready',

@@ -7,7 +7,7 @@ import { createRoute } from '@hono/zod-openapi'
 import { errorResponses } from '../errors'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
-import { json, optionalBearer } from '../schemas/common'
+import { json, noCredentials, optionalBearer } from '../schemas/common'
 import { UsageSchema } from '../schemas/usage'
 import { anonymousUsage } from '../services/anonymous'
 import { getUsage } from '../services/credits'
@@ -36,6 +36,7 @@ export const forgetDevice = createRoute({
   operationId: 'forgetDevice',
   summary: "Clear this browser's anonymous device cookie",
   tags: ['Usage'],
+  security: noCredentials,
   responses: {
     204: { description: 'The anonymous device cookie is cleared; the allowance is not reset' },
     ...errorResponses,

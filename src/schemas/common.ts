@@ -82,3 +82,10 @@ export const ONE_SOURCE = {
 
 /** An API key or session, or none at all (anonymous-capable routes). */
 export const optionalBearer: Record<string, string[]>[] = [{ Bearer: [] }, {}]
+
+/**
+ * A public operation (the service documents, sign-in, the device cookie): it reads no credential.
+ * Said explicitly, as an empty list, so a reader or a linter (redocly's `security-defined`) does
+ * not take a missing `security` for a forgotten one.
+ */
+export const noCredentials: Record<string, string[]>[] = []
