@@ -9,6 +9,7 @@ import { mcpRoutes } from './mcp/route'
 import { allowedMethods, createRouter } from './lib/router'
 import { rateLimit } from './middleware/rate-limit'
 import { requestId } from './middleware/request-id'
+import { services } from './middleware/services'
 import { drainUnreadBody, jsonBodyLimit } from './middleware/request-body'
 import { securityHeaders } from './middleware/security-headers'
 import { requestLog } from './middleware/trace'
@@ -69,6 +70,7 @@ export function createApp() {
   // First: whatever answers a request, its body has been read to the end before the answer leaves.
   app.use('*', drainUnreadBody())
   app.use('*', requestId())
+  app.use('*', services())
   app.use('*', requestLog())
   app.use('*', securityHeaders())
   app.use('*', rateLimit())

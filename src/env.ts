@@ -50,6 +50,8 @@ export type AppVariables = {
   /** The request's W3C trace id (src/middleware/trace.ts): its jobs' inference calls carry it on. */
   traceId: string
   auth: import('./services/auth').AuthContext
+  /** The config, inference client and clock, made once per request (src/services/context.ts). */
+  services: import('./services/context').Services
   /** Set by `resultAccess` when a valid `?exp=…&sig=…` authorized the request (see `resultWorkspace`). */
   resultSigned?: true
 }

@@ -7,7 +7,6 @@
 import { DurableObject } from 'cloudflare:workers'
 import { isTerminalStatus, type JobStage, type JobStatus } from '../contract/stages'
 import { newTraceId } from '../contract/trace'
-import { type Config, loadConfig } from '../config'
 import type { Env } from '../env'
 import { type JobKind, jobKind } from '../jobs'
 import { JobRejected } from '../jobs/kind'
@@ -17,15 +16,10 @@ import { putHashed } from '../lib/storage'
 import { iso } from '../lib/time'
 import { completeBatchIfDone } from '../services/batches'
 import { callDeadlineMs, callWork, untilAborted } from '../services/deadlines'
-import {
-  type CallOutcome,
-  deadlinePassed,
-  InferenceClient,
-  InferenceFailure,
-  receiveAnswer,
-} from '../services/inference'
+import { type CallOutcome, deadlinePassed, InferenceFailure, receiveAnswer } from '../services/inference'
 import { finishJobStatements, type TerminalStatus, unfinishedJobUpdate } from '../services/job-store'
 import { type JobStart, RESULT_RETENTION_MS } from '../services/jobs'
+import { createServices, type Services } from '../services/context'
 import { JobEventLog } from './job-events'
 import { enterStage, recordTransition } from './job-telemetry'
 import { type AttemptFailure, decideRetry } from './retry-policy'
@@ -65,12 +59,12 @@ export class JobRun extends DurableObject<Env> {
   #abort: AbortController | null = null
   #waiters = new Set<() => void>()
   readonly #events: JobEventLog
-  readonly #config: Config
+  readonly #services: Services
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env)
-    this.#config = loadConfig(env)
-    this.#events = new JobEventLog(ctx.storage.sql, this.#config.sseKeepaliveMs)
+    this.#services = createServices(env)
+    this.#events = new JobEventLog(ctx.storage.sql, this.#services.config.sseKeepaliveMs)
     ctx.blockConcurrencyWhile(async () => {
       ctx.storage.sql.exec(
         `CREATE TABLE IF NOT EXISTS job (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL)`,
@@ -151,7 +145,7 @@ export class JobRun extends DurableObject<Env> {
 
   async #run(state: JobState): Promise<void> {
     const kind = jobKind(state.kind)
-    const client = InferenceClient.fromEnv(this.env)
+    const client = this.#services.inference
     // A job accepted before traces were kept gets its own, saved with its next transition.
     state.traceId ??= newTraceId()
     if (state.status === 'queued') {
@@ -185,7 +179,7 @@ export class JobRun extends DurableObject<Env> {
     this.#abort = abort
     // A frozen server holds the call open forever: past its deadline the call is aborted and the
     // attempt counts as a lost server (retried elsewhere, or the job fails processor_unavailable).
-    const deadlineMs = callDeadlineMs(this.#config.deadlines, callWork(parts, kind.workScale?.(state.input)))
+    const deadlineMs = callDeadlineMs(this.#services.config.deadlines, callWork(parts, kind.workScale?.(state.input)))
     const deadline = AbortSignal.timeout(deadlineMs)
     const signal = AbortSignal.any([abort.signal, deadline])
     let outcome: CallOutcome
@@ -261,7 +255,7 @@ export class JobRun extends DurableObject<Env> {
 
   /** Carries out the retry policy's decision (retry-policy.ts): another attempt on an alarm, or the end. */
   async #retryOrFail(state: JobState, failure: AttemptFailure): Promise<void> {
-    const decision = decideRetry(state, failure, this.#config.retry, Date.now())
+    const decision = decideRetry(state, failure, this.#services.config.retry, this.#services.now())
     if (decision.action === 'fail') return this.#finish(state, 'failed', decision.error)
     state.attempts = decision.attempts
     state.failure = decision.failure

@@ -15,7 +15,7 @@ import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
 import { sha256Hex } from '../lib/crypto'
 import { preferWaitSeconds } from '../lib/router'
-import { callTrace } from '../middleware/trace'
+import { inferenceCall } from '../middleware/trace'
 import { acceptContext } from '../routes/job-route'
 import { IdParams, SourceUrl, Uuid } from '../schemas/common'
 import { JobListQuery } from '../schemas/job'
@@ -68,7 +68,7 @@ async function completedUpload(c: Context<AppEnv>, id: string, field: string): P
   const row = await findUpload(c.env.DB, workspace(c), id, field)
   if (row.status !== 'pending') return
   try {
-    await completeUpload(c.env, workspace(c), id, callTrace(c))
+    await completeUpload(c.env, workspace(c), id, inferenceCall(c))
   } catch (err) {
     if (!(err instanceof ApiError) || err.field) throw err
     throw new ApiError(err.code, err.message, { field, retryable: err.retryable, retryAfter: err.retryAfter })
@@ -201,7 +201,7 @@ const catalogImage = tool({
     // The request as sent (no random seed), so a retry with the same key replays.
     const fingerprint = () => sha256Hex(JSON.stringify({ references: ids, ...given }))
     const once = idempotencyKey ? { key: idempotencyKey, fingerprint } : undefined
-    const made = await makeCatalogImageKeyed(c.env, c.get('auth'), { references, options }, once, callTrace(c))
+    const made = await makeCatalogImageKeyed(c.env, c.get('auth'), { references, options }, once, inferenceCall(c))
     const self = absolute(origin(c), `/v1/catalog-images/${made.id}`)
     const { width, height, layout, shadow, background } = options
     const view = { id: made.id, seed: made.seed, width, height, layout, shadow, background, links: { self } }

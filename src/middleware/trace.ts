@@ -12,7 +12,7 @@ import { createMiddleware } from 'hono/factory'
 import { newTraceId, parseTraceparent, TRACEPARENT_HEADER } from '../contract/trace'
 import type { AppEnv } from '../env'
 import { log, workspaceTag } from '../lib/log'
-import type { CallTrace } from '../services/inference'
+import type { CallTrace, InferenceCall } from '../services/inference'
 
 export const requestLog = () =>
   createMiddleware<AppEnv>(async function requestLog(c, next) {
@@ -39,4 +39,10 @@ export const requestLog = () =>
 export const callTrace = (c: Context<AppEnv>): CallTrace => ({
   traceId: c.get('traceId'),
   requestId: c.get('requestId'),
+})
+
+/** An inference call the request's client waits on: the request's services' client, and its trace. */
+export const inferenceCall = (c: Context<AppEnv>): InferenceCall => ({
+  client: c.get('services').inference,
+  trace: callTrace(c),
 })

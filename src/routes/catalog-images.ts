@@ -12,7 +12,7 @@ import { readStreamedForm } from '../lib/multipart-stream'
 import { createRouter } from '../lib/router'
 import { deleteByPrefix } from '../lib/storage'
 import { authorize } from '../middleware/auth'
-import { callTrace } from '../middleware/trace'
+import { inferenceCall } from '../middleware/trace'
 import { CatalogImageListQuery, CatalogImageListSchema, CatalogMultipartSchema } from '../schemas/catalog'
 import { IdParams, json, OptionalIdempotencyHeaders } from '../schemas/common'
 import { documentRoute, partsOf, streamedMultipart } from '../schemas/multipart'
@@ -95,7 +95,7 @@ export const catalogImages = router
     try {
       const form = await readForm(c.req.raw, c.env.BUCKET, prefix)
       const key = c.req.valid('header')['idempotency-key']
-      made = await makeCatalogImageOnce(c.env, c.get('auth'), form, key, callTrace(c))
+      made = await makeCatalogImageOnce(c.env, c.get('auth'), form, key, inferenceCall(c))
     } finally {
       await deleteByPrefix(c.env.BUCKET, prefix)
     }

@@ -5,7 +5,6 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import { createRouter } from '../lib/router'
 import { json, noCredentials } from '../schemas/common'
-import { InferenceClient } from '../services/inference'
 
 const HealthSchema = z
   .object({
@@ -53,8 +52,9 @@ export const health = createRouter()
           () => 'ok',
           () => 'unreachable',
         ),
-      InferenceClient.fromEnv(c.env)
-        .ready()
+      c
+        .get('services')
+        .inference.ready()
         .then((r) => r.state),
     ])
     const checks = { d1: db, inference }

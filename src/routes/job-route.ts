@@ -54,6 +54,7 @@ export function acceptContext(
 ): AcceptContext {
   return {
     env: c.env,
+    inference: c.get('services').inference,
     auth: c.get('auth'),
     requestId: c.get('requestId'),
     traceId: c.get('traceId'),

@@ -8,7 +8,7 @@ import { createRoute } from '@hono/zod-openapi'
 import { errorResponses, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
-import { callTrace } from '../middleware/trace'
+import { inferenceCall } from '../middleware/trace'
 import { IDEMPOTENCY_CONFLICT, IdParams, json, OptionalIdempotencyHeaders, Uuid } from '../schemas/common'
 import {
   ProjectCreateSchema,
@@ -194,7 +194,7 @@ export const projects = createRouter()
       scope: 'projects',
       key: c.req.valid('header')['idempotency-key'],
       request: body,
-      create: () => createProject(c.env, workspaceId, body, callTrace(c)),
+      create: () => createProject(c.env, workspaceId, body, inferenceCall(c)),
       idOf: (created) => created.id,
       find: (id) => findProject(c.env.DB, workspaceId, id),
     })
@@ -235,7 +235,7 @@ export const projects = createRouter()
       scope: 'project-revisions',
       key: c.req.valid('header')['idempotency-key'],
       request: { projectId: project.id, body },
-      create: () => createRevision(c.env, project, body, callTrace(c)),
+      create: () => createRevision(c.env, project, body, inferenceCall(c)),
       idOf: (created) => created.id,
       find: (id) => findRevision(c.env.DB, project.id, id),
     })

@@ -6,7 +6,7 @@ import { createRoute } from '@hono/zod-openapi'
 import { errorResponses, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
-import { callTrace } from '../middleware/trace'
+import { inferenceCall } from '../middleware/trace'
 import { IdParams, json } from '../schemas/common'
 import { UPLOAD_CONTENT_TYPES, UploadRequestSchema, UploadSchema } from '../schemas/upload'
 import { completeUpload, createUpload, putUploadContent } from '../services/uploads'
@@ -85,5 +85,5 @@ export const uploads = createRouter()
   })
   .openapi(complete, async (c) => {
     const { id } = c.req.valid('param')
-    return c.json(await completeUpload(c.env, c.get('auth').workspaceId, id, callTrace(c)), 200)
+    return c.json(await completeUpload(c.env, c.get('auth').workspaceId, id, inferenceCall(c)), 200)
   })

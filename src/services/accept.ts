@@ -15,7 +15,7 @@ import { takeAllowance } from './anonymous'
 import type { AuthContext } from './auth'
 import { getUsage, quotaExhausted } from './credits'
 import { createOnce, idempotent, requireIdempotencyKey } from './idempotency'
-import { assertProcessorAvailable, InferenceClient } from './inference'
+import { assertProcessorAvailable, type InferenceClient } from './inference'
 import { discardSourcesIfRefused } from './job-sources'
 import { findJob, type InsertGuard, insertJobs, type NewJob } from './job-store'
 import { toJob } from './job-view'
@@ -25,6 +25,8 @@ import { type UploadRef, uploadsStillReady } from './uploads'
 /** The request a job is accepted for. */
 export interface AcceptContext {
   env: Env
+  /** The request's inference client (services/context.ts): whether any server can take the job. */
+  inference: InferenceClient
   auth: AuthContext
   requestId: string
   /** The request's W3C trace id: the job's inference calls carry it on (src/middleware/trace.ts). */
@@ -137,9 +139,14 @@ export async function acceptJobs<T, C = undefined>(ctx: AcceptContext, spec: Job
  * What every accept checks before it holds anything: credits left when the work holds one (402),
  * and an inference server that can take it (503).
  */
-export async function acceptChecks(env: Env, workspaceId: string, holdsCredit: boolean): Promise<void> {
+export async function acceptChecks(
+  env: Env,
+  inference: InferenceClient,
+  workspaceId: string,
+  holdsCredit: boolean,
+): Promise<void> {
   if (holdsCredit && (await getUsage(env.DB, workspaceId)).available <= 0) throw quotaExhausted()
-  await assertProcessorAvailable(InferenceClient.fromEnv(env))
+  await assertProcessorAvailable(inference)
 }
 
 /** Checks, sources, rows with holds, runners; returns the id the answer is about. */
@@ -149,7 +156,7 @@ async function insertAndStart<T, C>(ctx: AcceptContext, spec: JobSpec<T, C>): Pr
   const anonymous = auth.kind === 'anonymous'
   const holds = JOB_KINDS[spec.kind].holdsCredit && !anonymous
   const checked = (await spec.check?.()) as C
-  await acceptChecks(env, auth.workspaceId, holds)
+  await acceptChecks(env, ctx.inference, auth.workspaceId, holds)
   const refund = anonymous ? await takeAllowance(env, auth) : null
   try {
     const jobId = ctx.jobId ?? crypto.randomUUID()

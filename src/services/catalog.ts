@@ -27,7 +27,7 @@ import type { AuthContext } from './auth'
 import { acceptChecks } from './accept'
 import { HOLD_RESULT, holdStatements, quotaExhausted, settleStatements } from './credits'
 import { idempotent } from './idempotency'
-import { type CallTrace, callNow } from './inference'
+import { callNow, type InferenceCall } from './inference'
 import { StagedPart, type StoredSource } from './sources'
 import { bytesExpired, serveStored, storedBody, type StoredResponse } from './stored-bytes'
 import type { catalogImages } from '../db/schema'
@@ -120,13 +120,13 @@ export async function makeCatalogImageOnce(
   env: Env,
   auth: AuthContext,
   form: Record<string, unknown>,
-  idempotencyKey?: string,
-  trace?: CallTrace,
+  idempotencyKey: string | undefined,
+  call: InferenceCall,
 ): Promise<MadeCatalogImage> {
   // Checked before the key is looked at, so every reference is known stored (the fingerprint reads its hash).
   const input = readCatalogForm(form)
   const once = idempotencyKey ? { key: idempotencyKey, fingerprint: () => fingerprint(form) } : undefined
-  return makeCatalogImageKeyed(env, auth, input, once, trace)
+  return makeCatalogImageKeyed(env, auth, input, once, call)
 }
 
 /**
@@ -138,9 +138,9 @@ export async function makeCatalogImageKeyed(
   auth: AuthContext,
   input: { references: StoredSource[]; options: CatalogOptions },
   once: { key: string; fingerprint: () => Promise<string> } | undefined,
-  trace?: CallTrace,
+  call: InferenceCall,
 ): Promise<MadeCatalogImage> {
-  if (!once) return makeCatalogImage(env, auth, input, trace)
+  if (!once) return makeCatalogImage(env, auth, input, call)
   let made: MadeCatalogImage | undefined
   const stored = await idempotent(
     env.DB,
@@ -149,7 +149,7 @@ export async function makeCatalogImageKeyed(
     once.key,
     await once.fingerprint(),
     async () => {
-      made = await makeCatalogImage(env, auth, input, trace)
+      made = await makeCatalogImage(env, auth, input, call)
       return { status: 201, body: JSON.stringify({ id: made.id }), location: `/v1/catalog-images/${made.id}` }
     },
   )
@@ -182,9 +182,9 @@ export async function makeCatalogImage(
   env: Env,
   auth: AuthContext,
   input: { references: StoredSource[]; options: CatalogOptions },
-  trace?: CallTrace,
+  call: InferenceCall,
 ): Promise<MadeCatalogImage> {
-  await acceptChecks(env, auth.workspaceId, true)
+  await acceptChecks(env, call.client, auth.workspaceId, true)
   const id = crypto.randomUUID()
   const key = `catalog/${id}.png`
   const taken = await env.DB.batch([
@@ -202,16 +202,10 @@ export async function makeCatalogImage(
       await jsonPart('options', request),
       ...(await Promise.all(input.references.map((stored, i) => sourcePart(env, referencePart(i), stored)))),
     ]
-    const outcome = await callNow(
-      env,
-      '/v1/catalog',
-      parts,
-      async (output, body) => {
-        const stored = await putHashed(env.BUCKET, key, body, output.length, output.contentType)
-        return { ...output, key, ...stored }
-      },
-      { trace },
-    )
+    const outcome = await callNow(call, '/v1/catalog', parts, async (output, body) => {
+      const stored = await putHashed(env.BUCKET, key, body, output.length, output.contentType)
+      return { ...output, key, ...stored }
+    })
     await env.DB.batch([
       ...settleStatements(env.DB, id, 'charge'),
       env.DB.prepare(

@@ -12,7 +12,7 @@ import { type ErrorFrame, type Notice, type OutputFrame, readFrames } from '../c
 import type { InferenceStage } from '../contract/stages'
 import { type PartManifest, signInferenceToken } from '../contract/signing'
 import { childTraceparent, TRACEPARENT_HEADER } from '../contract/trace'
-import { loadConfig, type ConfigEnv } from '../config'
+import type { Config } from '../config'
 import { DEADLINE_DEFAULTS } from './deadlines'
 
 const INSPECT_TIMEOUT_MS = 60_000
@@ -97,11 +97,12 @@ export class InferenceClient {
     this.#fetch = config.fetchImpl ?? ((input, init) => fetch(input, init))
   }
 
-  static fromEnv(env: { INFERENCE_URL: string; INFERENCE_SIGNING_KEY: string } & ConfigEnv): InferenceClient {
+  /** The deployment's client; made once, where services are made (services/context.ts). */
+  static fromEnv(env: { INFERENCE_URL: string; INFERENCE_SIGNING_KEY: string }, config: Config): InferenceClient {
     const urls = env.INFERENCE_URL.split(',')
       .map((u) => u.trim().replace(/\/$/, ''))
       .filter(Boolean)
-    const { readyTimeoutMs } = loadConfig(env).deadlines
+    const { readyTimeoutMs } = config.deadlines
     return new InferenceClient({ urls, signingKey: env.INFERENCE_SIGNING_KEY, readyTimeoutMs })
   }
 
@@ -207,6 +208,12 @@ export class InferenceClient {
  * the inference server's line for it names the same trace id as the edge's.
  */
 export interface CallOptions {
+  trace?: CallTrace
+}
+
+/** A call a client waits on: the client to make it with, and whose it is (for the server's logs). */
+export interface InferenceCall {
+  client: InferenceClient
   trace?: CallTrace
 }
 
@@ -343,13 +350,11 @@ const CALL_NOW_TIMEOUT_MS = 120_000
  * ready, outputs stored by `store`. No server ready, or one lost mid-call → 503 with Retry-After.
  */
 export async function callNow(
-  env: { INFERENCE_URL: string; INFERENCE_SIGNING_KEY: string },
+  { client, trace }: InferenceCall,
   route: string,
   parts: RequestPart[],
   store: AnswerHandlers['store'],
-  { trace }: CallOptions = {},
 ): Promise<CallOutcome> {
-  const client = InferenceClient.fromEnv(env)
   const readiness = await client.ready()
   if (readiness.state !== 'ready') {
     throw new ApiError('processor_unavailable', 'No inference server can take the request now', {
@@ -372,10 +377,9 @@ export async function callNow(
  * waits (an upload's completion, a new project): a failure is the client's problem (`inferenceProblem`).
  */
 export async function inspectStored(
-  env: { INFERENCE_URL: string; INFERENCE_SIGNING_KEY: string },
+  { client, trace }: InferenceCall,
   object: { body: ReadableStream<Uint8Array>; size: number },
   sha256: string,
-  { trace }: CallOptions = {},
 ): Promise<ImageInfo> {
   const image: RequestPart = {
     name: 'image',
@@ -385,7 +389,7 @@ export async function inspectStored(
     body: object.body,
   }
   try {
-    return await InferenceClient.fromEnv(env).inspect(image, { trace })
+    return await client.inspect(image, { trace })
   } catch (err) {
     if (err instanceof InferenceFailure) throw inferenceProblem(err)
     throw err

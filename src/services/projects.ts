@@ -10,7 +10,7 @@ import { listPage } from '../lib/cursor'
 import { copyHashed, deleteByPrefix } from '../lib/storage'
 import { iso } from '../lib/time'
 import type { Project } from '../schemas/project'
-import { type CallTrace, inspectStored } from './inference'
+import { type InferenceCall, inspectStored } from './inference'
 import { proxyEventStream } from './event-stream'
 import { projectStream } from './events'
 import { findJob, type JobRow, UNFINISHED_SQL } from './job-store'
@@ -76,7 +76,7 @@ export async function createProject(
   env: Env,
   workspaceId: string,
   { jobId, name }: { jobId: string; name?: string },
-  trace?: CallTrace,
+  call: InferenceCall,
 ): Promise<ProjectRow> {
   const job = await findJob(env.DB, workspaceId, jobId)
   assertProjectSource(job)
@@ -89,7 +89,7 @@ export async function createProject(
   try {
     const source = await copyHashed(env.BUCKET, job.source_key, sourceKey)
     if (!source) throw new ApiError('asset_expired', `The source image of job ${jobId} is no longer stored`)
-    const { width, height } = await uprightSize(env, { key: sourceKey, ...source }, trace)
+    const { width, height } = await uprightSize(env, { key: sourceKey, ...source }, call)
     // The removal's result (a cutout's alpha, or a mask) becomes revision 1's mask at source size.
     const removalKey = `${projectPrefix(id)}removal`
     const removal = await copyHashed(env.BUCKET, job.result_key, removalKey)
@@ -101,7 +101,7 @@ export async function createProject(
       height,
       base: { key: removalKey, ...removal },
       strokes: [],
-      trace,
+      call,
     })
     const row: ProjectRow = {
       id,
@@ -151,10 +151,10 @@ function assertProjectSource(job: JobRow): asserts job is JobRow & { result_key:
 }
 
 /** The source's size after EXIF orientation, as the inference server decodes it. */
-async function uprightSize(env: Env, source: { key: string; size: number; sha256: string }, trace?: CallTrace) {
+async function uprightSize(env: Env, source: { key: string; size: number; sha256: string }, call: InferenceCall) {
   const object = await env.BUCKET.get(source.key)
   if (!object) throw new ApiError('asset_expired', 'The source image is no longer stored')
-  return inspectStored(env, object, source.sha256, { trace })
+  return inspectStored(call, object, source.sha256)
 }
 
 /** A project's event stream (SPEC.md §6), from after `lastEventId`. */

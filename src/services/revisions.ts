@@ -14,7 +14,7 @@ import { sourcePart, type StoredObject } from '../jobs/kind'
 import { putHashed, type StoredBytes } from '../lib/storage'
 import { iso } from '../lib/time'
 import type { Revision } from '../schemas/project'
-import { type AnswerHandlers, type CallTrace, callNow, InferenceClient } from './inference'
+import { type AnswerHandlers, callNow, type InferenceCall } from './inference'
 import { maskKey } from './project-keys'
 import type { ProjectRow } from './projects'
 import type { revisions } from '../db/schema'
@@ -170,7 +170,7 @@ const BUSY_WAIT_MS = 20_000
 /** Between two tries on a busy server: short, as the server's work is short; jittered. */
 const BUSY_RETRY_MS = 200
 
-/** A mask to make: `strokes` over `base` at width×height, stored as the revision's; `trace`: the request's. */
+/** A mask to make: `strokes` over `base` at width×height, stored as the revision's; `call`: the request's client and trace. */
 export interface RevisePlan {
   projectId: string
   revisionId: string
@@ -178,7 +178,7 @@ export interface RevisePlan {
   height: number
   base: StoredObject
   strokes: Stroke[]
-  trace?: CallTrace
+  call: InferenceCall
 }
 
 /**
@@ -200,7 +200,7 @@ export async function reviseMask(
       return await reviseOnce(env, r)
     } catch (err) {
       if (!(err instanceof ApiError) || err.code !== 'processor_unavailable') throw err
-      if (Date.now() >= deadline || (await InferenceClient.fromEnv(env).ready()).state === 'unavailable') throw err
+      if (Date.now() >= deadline || (await r.call.client.ready()).state === 'unavailable') throw err
       const pause = Math.min(BUSY_RETRY_MS * (0.5 + Math.random()), Math.max(0, deadline - Date.now()))
       await new Promise((resolve) => setTimeout(resolve, pause))
     }
@@ -217,7 +217,7 @@ async function reviseOnce(env: Env, r: RevisePlan): Promise<StoredObject> {
     if (output.name === MASK_OUTPUT) stored = bytes
     return { ...output, key, ...bytes }
   }
-  await callNow(env, '/v1/revise', parts, store, { trace: r.trace })
+  await callNow(r.call, '/v1/revise', parts, store)
   if (!stored) throw new ApiError('processing_failed', 'The inference server returned no mask')
   return { key, ...stored }
 }
@@ -230,7 +230,7 @@ export async function createRevision(
   env: Env,
   project: ProjectRow,
   req: { baseRevisionId: string; restoreRevisionId?: string; strokes?: Stroke[]; recipe?: Recipe },
-  trace?: CallTrace,
+  call: InferenceCall,
 ): Promise<RevisionRow> {
   const base = await currentBase(env.DB, project.id, req.baseRevisionId)
   const { start, restoreRevisionId } = await startOf(env.DB, project.id, base, req.restoreRevisionId)
@@ -246,7 +246,7 @@ export async function createRevision(
           height: project.height,
           base: revisionMask(start),
           strokes,
-          trace,
+          call,
         },
         () => currentBase(env.DB, project.id, base.id),
       )

@@ -6,7 +6,7 @@
 import { ApiError } from '../errors'
 import { HOUR_MS, iso } from '../lib/time'
 import { UPLOAD_CONTENT_TYPES, type Upload } from '../schemas/upload'
-import { type CallTrace, inspectStored } from './inference'
+import { type InferenceCall, inspectStored } from './inference'
 import { presignConfigured, presignPut, type PresignEnv } from './presign'
 import { storeStream, verifyStoredObject } from './sources'
 import type { uploads } from '../db/schema'
@@ -197,7 +197,7 @@ export async function completeUpload(
   env: { DB: D1Database; BUCKET: R2Bucket; INFERENCE_URL: string; INFERENCE_SIGNING_KEY: string },
   workspaceId: string,
   id: string,
-  trace?: CallTrace,
+  call: InferenceCall,
 ): Promise<Upload> {
   const row = await findUpload(env.DB, workspaceId, id)
   if (row.status === 'ready') return toUpload(row)
@@ -213,7 +213,7 @@ export async function completeUpload(
       .bind(object.size, landed.sha256, id)
       .run()
   }
-  const info = await inspectStored(env, object, landed.sha256, { trace })
+  const info = await inspectStored(call, object, landed.sha256)
   const ready: UploadRow = { ...row, status: 'ready', width: info.width, height: info.height, mime_type: info.mimeType }
   await env.DB.prepare("UPDATE uploads SET status = 'ready', width = ?, height = ?, mime_type = ? WHERE id = ?")
     .bind(info.width, info.height, info.mimeType, id)
