@@ -9,7 +9,7 @@ import { decodeImage, type ImageInfo } from './imaging/decode.js'
 import { encodeCutoutPng, encodeMaskPng } from './imaging/encode.js'
 import { mattingSolve } from './imaging/matting.js'
 import { decontaminate, refineMask } from './imaging/refine.js'
-import { levelMask } from './levels/index.js'
+import { HIGH_DEFAULTS, type HighOptions, type LevelMask, levelMask } from './levels/index.js'
 import type { Notice } from '../../src/contract/frames.js'
 import type { InferenceStage } from '../../src/contract/stages.js'
 import type { Mask, RgbImage } from './imaging/types.js'
@@ -87,12 +87,9 @@ export async function removeBackground(
   try {
     const profile = QUALITY_PROFILES[options.quality]
     onStage('segmenting')
-    const { mask: modelMask, modelRuns } = await timed(timings, 'segment', () =>
-      levelMask(segmenter, image, options.quality, {}, signal),
+    const { mask: raw, modelRuns } = await timed(timings, 'segment', () =>
+      levelAlpha(segmenter, image, options.quality, { signal, onRefining: () => onStage('refining') }),
     )
-    onStage('refining')
-    // Refinement is counted in `segment`: it is part of making the mask.
-    const raw = await timed(timings, 'segment', () => refineEdges(image, modelMask, profile.refine))
     const mask = await timed(timings, 'alpha', () => applyAlpha(raw, options.alpha))
     onStage('rendering')
     // `encode` covers compose, the edge-colour decontamination and the PNG.
@@ -118,8 +115,30 @@ export async function removeBackground(
   }
 }
 
+/**
+ * A level's soft mask before the alpha option: its model mask (levels/), then `high`'s edge
+ * refinement. Refinement is counted in the `segment` timing: it is part of making the mask. The
+ * benchmark calls this with other `high` options to choose among them (bench/quality-gt.ts).
+ * @example const { mask } = await levelAlpha(segmenter, image, 'high')
+ */
+export async function levelAlpha(
+  segmenter: Segmenter,
+  image: RgbImage,
+  quality: Quality,
+  {
+    signal,
+    onRefining,
+    high = HIGH_DEFAULTS,
+  }: { signal?: AbortSignal; onRefining?: () => void; high?: HighOptions } = {},
+): Promise<LevelMask> {
+  const level = await levelMask(segmenter, image, quality, {}, signal, high)
+  onRefining?.()
+  const refine = QUALITY_PROFILES[quality].refine && (quality !== 'high' || high.refine)
+  return { ...level, mask: await refineEdges(image, level.mask, refine) }
+}
+
 /** `high`'s edge refinement (QUALITY_PROFILES); other levels keep the model's mask as it is. */
-async function refineEdges(image: RgbImage, mask: Mask, refine: boolean): Promise<Mask> {
+export async function refineEdges(image: RgbImage, mask: Mask, refine: boolean): Promise<Mask> {
   if (!refine) return mask
   if (image.width * image.height <= MATTING_MAX_PIXELS) return mattingSolve(image, mask)
   return Math.max(image.width, image.height) > REFINE_MIN_SIDE ? refineMask(image, mask) : mask
