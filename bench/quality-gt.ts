@@ -21,6 +21,7 @@ import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { decodeImage } from '../inference-server/src/imaging/decode.js'
 import type { RgbImage } from '../inference-server/src/imaging/types.js'
+import { maskConfidence } from '../inference-server/src/levels/confidence.js'
 import { HIGH_DEFAULTS } from '../inference-server/src/levels/index.js'
 import type { Quality } from '../inference-server/src/options.js'
 import { levelAlpha } from '../inference-server/src/remove.js'
@@ -95,7 +96,7 @@ async function scoreCandidates(
   const composed = await highAlpha(HIGH_DEFAULTS)
   if (Buffer.compare(Buffer.from(shipped.mask.data), Buffer.from(composed.mask.data)) !== 0)
     throw new Error("the benchmark's composition of high differs from levelAlpha's: fix high-candidates.ts")
-  return { quick, highAlpha, arbitration: shipped.arbitration }
+  return { quick }
 }
 
 /**
@@ -121,19 +122,22 @@ export async function runGtBench({
   const rows: PairRow[] = []
   const cvPairs: CvPair[] = []
   const quickByPair: Record<string, Record<string, QuickScores>> = {}
-  const extra: Record<string, { disputedShare: number; uncertainShare: number }> = {}
+  const confidences: Record<string, Record<string, number>> = {}
   try {
     // Pass 1: the fixed levels in full, every high candidate cheaply.
     for (const p of photos) {
       const { image } = await decodeImage(p.bytes)
       const truth = pairTruth(p.name, p.alpha, p.width, p.height)
       const row: PairRow = { name: p.name, group: truth.group, width: p.width, height: p.height, scores: {} }
-      for (const q of ['fast', 'balanced', 'high'] as Quality[])
-        row.scores[q] = score(truth, (await levelAlpha(model, image, q)).mask.data)
-      const { quick, arbitration } = await scoreCandidates(model, image, truth, candidates)
+      confidences[p.name] = {}
+      for (const q of ['fast', 'balanced', 'high'] as Quality[]) {
+        const level = await levelAlpha(model, image, q)
+        row.scores[q] = score(truth, level.mask.data)
+        // What the server reports on the removal's done frame (removeBackground).
+        confidences[p.name][q] = maskConfidence(level.mask.data, level.arbitration?.disputed ?? 0)
+      }
+      const { quick } = await scoreCandidates(model, image, truth, candidates)
       quickByPair[p.name] = quick
-      const b = (await levelAlpha(model, image, 'balanced')).mask.data
-      extra[p.name] = confidenceInputs(b, arbitration?.disputed ?? 0)
       cvPairs.push({
         name: p.name,
         group: truth.group,
@@ -169,7 +173,7 @@ export async function runGtBench({
         highInSample: targets(rows, 'highInSample'),
         high: targets(rows, 'high'),
       },
-      confidence: confidenceReport(rows, extra),
+      confidence: confidenceReport(rows, confidences),
       timings,
       pairs: rows,
       candidateMeans: candidateMeans(cvPairs, quickByPair, keys),
@@ -177,17 +181,6 @@ export async function runGtBench({
   } finally {
     await model.close()
   }
-}
-
-/** The confidence's inputs from `balanced`'s mask and `high`'s disputes (inference-server/src/confidence.ts). */
-function confidenceInputs(mask: Uint8Array, disputed: number) {
-  let subject = 0
-  let unsure = 0
-  for (const v of mask) {
-    if (v >= 128) subject++
-    if (v > 25 && v < 230) unsure++
-  }
-  return { uncertainShare: unsure / Math.max(1, subject), disputedShare: disputed / Math.max(1, subject) }
 }
 
 /** Every candidate's mean SAD (pairs with SAD) and mean IoU, in sample: what the grid looked like. */

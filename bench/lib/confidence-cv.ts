@@ -75,24 +75,21 @@ function evaluate(items: Item[]) {
 }
 
 /**
- * `extra`: per pair, the unsure share of `balanced`'s mask and the share `high`'s views disputed,
- * both relative to the subject's area (what maskConfidence computes in the server).
+ * `confidences`: per pair and level, what the server reports (maskConfidence of the level's mask,
+ * with `high`'s disputed share); each level is judged against its own IoU.
  */
-export function confidenceReport(
-  rows: PairRow[],
-  extra: Record<string, { uncertainShare: number; disputedShare: number }>,
-) {
-  const conf = (spread: number) => round(Math.max(0, Math.min(1, 1 - spread)), 2)
-  const items = (method: string, spread: (e: { uncertainShare: number; disputedShare: number }) => number) =>
+export function confidenceReport(rows: PairRow[], confidences: Record<string, Record<string, number>>) {
+  const items = (level: string): Item[] =>
     rows.map((r) => ({
       name: r.name,
       group: r.group,
-      confidence: conf(spread(extra[r.name])),
-      bad: r.scores[method].iou < NEEDS_A_LOOK,
+      confidence: confidences[r.name][level],
+      bad: r.scores[level].iou < NEEDS_A_LOOK,
     }))
   return {
     rule: `needs a look: IoU < ${NEEDS_A_LOOK}; flagged: confidence < threshold`,
-    balanced: evaluate(items('balanced', (e) => e.uncertainShare)),
-    highWithDisputes: evaluate(items('high', (e) => e.uncertainShare + e.disputedShare)),
+    fast: evaluate(items('fast')),
+    balanced: evaluate(items('balanced')),
+    high: evaluate(items('high')),
   }
 }

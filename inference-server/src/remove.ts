@@ -9,6 +9,7 @@ import { decodeImage, type ImageInfo } from './imaging/decode.js'
 import { encodeCutoutPng, encodeMaskPng } from './imaging/encode.js'
 import { mattingSolve } from './imaging/matting.js'
 import { decontaminate, refineMask } from './imaging/refine.js'
+import { confidenceWarnings, maskConfidence } from './levels/confidence.js'
 import { HIGH_DEFAULTS, type HighOptions, type LevelMask, levelMask } from './levels/index.js'
 import type { Notice } from '../../src/contract/frames.js'
 import type { InferenceStage } from '../../src/contract/stages.js'
@@ -58,6 +59,8 @@ export interface RemoveResult {
   height: number
   timings: Timings
   warnings: Notice[]
+  /** How sure the mask is, 0..1 (levels/confidence.ts); `low_confidence` is in `warnings` below the threshold. */
+  confidence: number
 }
 
 async function timed<T>(timings: Partial<Timings>, stage: keyof Timings, work: () => Promise<T> | T): Promise<T> {
@@ -87,7 +90,11 @@ export async function removeBackground(
   try {
     const profile = QUALITY_PROFILES[options.quality]
     onStage('segmenting')
-    const { mask: raw, modelRuns } = await timed(timings, 'segment', () =>
+    const {
+      mask: raw,
+      modelRuns,
+      arbitration,
+    } = await timed(timings, 'segment', () =>
       levelAlpha(segmenter, image, options.quality, { signal, onRefining: () => onStage('refining') }),
     )
     const mask = await timed(timings, 'alpha', () => applyAlpha(raw, options.alpha))
@@ -100,13 +107,16 @@ export async function removeBackground(
       const colour = await decontaminate(image, raw)
       return encodeCutoutPng(composeCutout(colour, mask), profile)
     })
+    // Of the level's own mask, before the alpha option (a threshold would hide the unsure band).
+    const confidence = maskConfidence(raw.data, arbitration?.disputed ?? 0)
     return {
       png,
       modelRuns,
       width: image.width,
       height: image.height,
       timings: timings as Timings,
-      warnings: downscaleWarnings(original, image),
+      warnings: [...downscaleWarnings(original, image), ...confidenceWarnings(confidence)],
+      confidence,
     }
   } catch (err) {
     throw err instanceof InferenceError

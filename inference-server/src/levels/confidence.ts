@@ -9,7 +9,7 @@
  * The threshold is chosen by bench/quality-gt.ts on ../shared/gt, cross-validated by group
  * (docs/quality.md "Confidence").
  */
-import type { Notice } from '../../../src/contract/frames.js'
+import { LOW_CONFIDENCE_CODE, type Notice } from '../../../src/contract/frames.js'
 
 /** Mask values strictly between these are unsure (of 0..255). */
 export const UNSURE_LOW = 25
@@ -53,7 +53,7 @@ export function confidenceWarnings(confidence: number): Notice[] {
   if (confidence >= LOW_CONFIDENCE) return []
   return [
     {
-      code: 'low_confidence',
+      code: LOW_CONFIDENCE_CODE,
       message: `The mask is uncertain (confidence ${confidence.toFixed(2)}): check the result and correct it in the editor if needed`,
     },
   ]
