@@ -10,6 +10,7 @@ import type { PairRow } from './gt-report.js'
 import { round } from './util.js'
 
 const NEEDS_A_LOOK = 0.8
+type Counts = { tp: number; fp: number; fn: number }
 const THRESHOLDS = Array.from({ length: 19 }, (_, k) => round(0.05 * (k + 1), 2))
 
 interface Item {
@@ -31,7 +32,7 @@ function counts(items: Item[], t: number) {
   }
   return { tp, fp, fn }
 }
-const f1 = ({ tp, fp, fn }: { tp: number; fp: number; fn: number }) => (tp ? (2 * tp) / (2 * tp + fp + fn) : 0)
+const f1 = ({ tp, fp, fn }: Counts) => (tp ? (2 * tp) / (2 * tp + fp + fn) : 0)
 
 /** The threshold with the best F1 on `items` (ties: the lower, which flags fewer). */
 function chooseThreshold(items: Item[]): number {
@@ -44,7 +45,7 @@ function chooseThreshold(items: Item[]): number {
   return best
 }
 
-const pr = ({ tp, fp, fn }: { tp: number; fp: number; fn: number }) => ({
+const pr = ({ tp, fp, fn }: Counts) => ({
   tp,
   fp,
   fn,

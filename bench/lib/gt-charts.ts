@@ -16,7 +16,7 @@ const SERIES = [
   { key: 'highCv', label: 'high (cross-validated)', color: '#fb8500' },
 ]
 
-const lossOf = (r: PairRow, m: string) => r.scores[m]?.whole?.sad ?? (r.scores[m] ? 1 - r.scores[m].iou : null)
+const lossOf = (r: PairRow, m: string) => r.scores[m]?.sad ?? (r.scores[m] ? 1 - r.scores[m].iou : null)
 
 export function gtCharts(report: {
   date: string

@@ -3,7 +3,7 @@
  * method (`fast`, `balanced`, `high` as shipped, `high` cross-validated …).
  */
 import { clearlyWorse, mean } from './cv.js'
-import { GROUPS, type Group, type PairScores } from './gt-score.js'
+import { GROUPS, type Group, type QuickScores } from './gt-score.js'
 import { round } from './util.js'
 
 export interface PairRow {
@@ -12,22 +12,24 @@ export interface PairRow {
   width: number
   height: number
   /** Per method. */
-  scores: Record<string, PairScores>
+  scores: Record<string, QuickScores>
 }
 
 /** The means of one method over `rows`: matting metrics over the pairs that have them, IoU over all. */
 export function means(rows: PairRow[], method: string) {
-  const s = rows.map((r) => r.scores[method]).filter((x): x is PairScores => !!x)
-  const m = s.filter((x) => x.whole && x.band)
-  const pick = (f: (x: PairScores) => number) => mean(m.map(f))
+  const s = rows.map((r) => r.scores[method]).filter((x): x is QuickScores => !!x)
+  const m = s.filter((x) => x.sad !== undefined)
+  const pick = (f: (x: QuickScores) => number | undefined) => {
+    const v = m.map(f).filter((x): x is number => x !== undefined)
+    return v.length === m.length ? mean(v) : null
+  }
   return {
     pairs: s.length,
-    sad: pick((x) => x.whole!.sad),
-    mse: pick((x) => x.whole!.mse),
-    grad: pick((x) => x.whole!.grad),
-    conn: pick((x) => x.whole!.conn),
-    bandSad: pick((x) => x.band!.sad),
-    bandGrad: pick((x) => x.band!.grad),
+    sad: pick((x) => x.sad),
+    mse: pick((x) => x.mse),
+    grad: pick((x) => x.grad),
+    conn: pick((x) => x.conn),
+    bandSad: pick((x) => x.bandSad),
     iou: mean(s.map((x) => x.iou)),
   }
 }
@@ -70,8 +72,8 @@ export function targets(rows: PairRow[], method: string) {
     ]),
   )
   const worse = rows
-    .filter((r) => r.scores[method]?.whole && r.scores.balanced?.whole)
-    .map((r) => ({ name: r.name, balanced: r.scores.balanced.whole!.sad, [method]: r.scores[method].whole!.sad }))
+    .filter((r) => r.scores[method]?.sad !== undefined && r.scores.balanced?.sad !== undefined)
+    .map((r) => ({ name: r.name, balanced: r.scores.balanced.sad as number, [method]: r.scores[method].sad as number }))
     .filter((r) => clearlyWorse(r[method] as number, r.balanced))
   const hardest = [...rows].sort((x, y) => x.scores.balanced.iou - y.scores.balanced.iou).slice(0, 5)
   const hb = mean(hardest.map((r) => r.scores.balanced.iou)) ?? 0

@@ -74,6 +74,20 @@ export function pairTruth(name: string, truth: Float32Array, width: number, heig
   return { name, group: groupOf(name), width, height, truth, region, band }
 }
 
+/** quickScore plus the gradient and connectivity errors over the whole image (seconds a pair). */
+export function fullScore(p: PairTruth, alpha8: Uint8Array): QuickScores {
+  const out = quickScore(p, alpha8)
+  if (!hasMatting(p.group)) return out
+  const m = matting(
+    Float32Array.from(alpha8, (v) => v / 255),
+    p.truth,
+    p.width,
+    p.height,
+    p.region ?? undefined,
+  )
+  return { ...out, grad: m.grad, conn: m.conn }
+}
+
 /**
  * Scores an 8-bit alpha against the pair's truth.
  * @example score(pairTruth('davis-dog', truth, w, h), alpha8).iou
@@ -90,14 +104,20 @@ export function score(p: PairTruth, alpha8: Uint8Array): PairScores {
 /** What the candidates are chosen and compared on (cheap: no gradient or connectivity). */
 export interface QuickScores {
   iou: number
-  /** SAD and band SAD in thousands; absent on COCO. */
+  /** SAD and band SAD in thousands, MSE × 1000; absent on COCO. */
   sad?: number
+  mse?: number
   bandSad?: number
+  /** Gradient and connectivity errors (thousands), with --full only (they cost seconds a pair). */
+  grad?: number
+  conn?: number
 }
 
 export function quickScore(p: PairTruth, alpha8: Uint8Array): QuickScores {
   const out: QuickScores = { iou: 0 }
   let sad = 0
+  let se = 0
+  let n = 0
   let band = 0
   let inter = 0
   let union = 0
@@ -107,6 +127,8 @@ export function quickScore(p: PairTruth, alpha8: Uint8Array): QuickScores {
     const t = p.truth[i]
     const d = Math.abs(e - t)
     sad += d
+    se += d * d
+    n++
     if (p.band[i]) band += d
     if (e >= 0.5 && t >= 0.5) inter++
     if (e >= 0.5 || t >= 0.5) union++
@@ -114,6 +136,7 @@ export function quickScore(p: PairTruth, alpha8: Uint8Array): QuickScores {
   out.iou = union ? Math.round((inter / union) * 10000) / 10000 : 1
   if (hasMatting(p.group)) {
     out.sad = Math.round(sad) / 1000
+    out.mse = Math.round((1e6 * se) / Math.max(1, n)) / 1000
     out.bandSad = Math.round(band) / 1000
   }
   return out

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto'
 import type { Mask, RgbImage } from '../../inference-server/src/imaging/types.js'
 import { type HighOptions, HIGH_DEFAULTS } from '../../inference-server/src/levels/index.js'
-import { arbitrate, type Evidence } from '../../inference-server/src/levels/arbitrate.js'
+import { arbitrate } from '../../inference-server/src/levels/arbitrate.js'
 import { colourCut } from '../../inference-server/src/levels/colour-cut.js'
 import { zoomEdges } from '../../inference-server/src/levels/edge-tiles.js'
 import { fastInput } from '../../inference-server/src/levels/sizes.js'
@@ -25,35 +25,36 @@ const NO_VIEWS: HighOptions = {
 
 /**
  * The grid, safest first (choose() keeps the earlier key on a tie). Keys name every setting.
- * @example highCandidates([['mirror']])['mirror|views|d64|split|faint-|refine']
+ * @example highCandidates([['small']])['small|colour|gain|split|faint-']
  */
 export function highCandidates(viewSets: HighView[][]): Record<string, HighOptions> {
-  const out: Record<string, HighOptions> = {
-    'none|refine-': { ...NO_VIEWS, refine: false },
-    'none|refine': NO_VIEWS,
-  }
-  const evidences: Evidence[] = ['views+colour', 'colour', 'views', 'views|colour']
+  const out: Record<string, HighOptions> = { 'none|refine-': { ...NO_VIEWS, refine: false } }
+  const rules = [
+    { rule: 'split', split: true, colourShare: 0.6 },
+    { rule: 'whole0.6', split: false, colourShare: 0.6 },
+    { rule: 'whole0.8', split: false, colourShare: 0.8 },
+  ]
   for (const views of viewSets)
-    for (const evidence of evidences)
-      for (const delta of [64, 128])
-        for (const split of [true, false])
-          for (const faint of [false, true])
-            for (const refine of [true, false]) {
-              const key = `${views.join('+')}|${evidence}|d${delta}|${split ? 'split' : 'whole'}|faint${faint ? '+' : '-'}|refine${refine ? '' : '-'}`
-              out[key] = {
-                ...HIGH_DEFAULTS,
-                views,
-                refine,
-                arbitration: {
-                  ...HIGH_DEFAULTS.arbitration,
-                  evidence,
-                  delta,
-                  split,
-                  faintLow: faint ? 51 : 0,
-                  faintHigh: faint ? 128 : 0,
-                },
-              }
-            }
+    for (const directions of ['gain', 'both'] as const)
+      for (const { rule, split, colourShare } of rules)
+        for (const faint of directions === 'gain' && rule === 'split' ? [false, true] : [false]) {
+          const key = `${views.join('+')}|colour|${directions}|${rule}|faint${faint ? '+' : '-'}`
+          out[key] = {
+            ...HIGH_DEFAULTS,
+            views,
+            refine: false,
+            arbitration: {
+              ...HIGH_DEFAULTS.arbitration,
+              evidence: 'colour',
+              delta: 64,
+              split,
+              colourShare,
+              directions,
+              faintLow: faint ? 51 : 0,
+              faintHigh: faint ? 128 : 0,
+            },
+          }
+        }
   return out
 }
 

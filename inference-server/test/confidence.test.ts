@@ -4,13 +4,13 @@
  * ramps with the distance from the border's colour), a made photo whose subject fades into the
  * background gets the warning on its done frame and a plain one does not.
  */
-import sharp from 'sharp'
 import { describe, expect, it } from 'vitest'
 import { LOW_CONFIDENCE_CODE } from '../../src/contract/frames.js'
 import { confidenceWarnings, LOW_CONFIDENCE, maskConfidence, unsureShare } from '../src/levels/confidence.js'
 import { createStubSegmenter } from '../src/segmentation/stub.js'
 import { createApp } from '../src/server.js'
 import { MASK_OPTIONS, postJob, removeParts } from './helpers.js'
+import { madeSubject } from './made-subjects.js'
 
 describe('mask confidence', () => {
   it('is 1 for a mask that is all sure, 0 for an empty one', () => {
@@ -39,23 +39,7 @@ describe('mask confidence', () => {
 describe('low_confidence through /v1/remove', () => {
   const KEY = 'confidence-test-key'
   const app = createApp({ signingKey: KEY, model: { current: createStubSegmenter() } })
-  const S = 256
-
-  /** A grey photo with a subject: a crisp dark square, or a dark disc that fades out over its radius. */
-  async function madePhoto(kind: 'plain' | 'faded'): Promise<Buffer> {
-    const data = Buffer.alloc(S * S * 3, 200)
-    for (let y = 0; y < S; y++)
-      for (let x = 0; x < S; x++) {
-        const d = Math.hypot(x - S / 2, y - S / 2) / (S / 3)
-        const dark =
-          kind === 'plain' ? (Math.abs(x - S / 2) < S / 4 && Math.abs(y - S / 2) < S / 4 ? 1 : 0) : Math.max(0, 1 - d)
-        // The plain square is far from the background; the faded disc stays within the stub's ramp.
-        data.fill(Math.round(200 - (kind === 'plain' ? 160 : 40) * dark), (y * S + x) * 3, (y * S + x) * 3 + 3)
-      }
-    return sharp(data, { raw: { width: S, height: S, channels: 3 } })
-      .png()
-      .toBuffer()
-  }
+  const madePhoto = madeSubject
 
   it('carries the warning and a low confidence for a subject that fades into the background', async () => {
     const answer = await postJob(app, KEY, '/v1/remove', removeParts(await madePhoto('faded'), MASK_OPTIONS))

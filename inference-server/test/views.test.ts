@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest'
 import type { RgbImage } from '../src/imaging/types.js'
 import { arbitrate } from '../src/levels/arbitrate.js'
 import { colourCut, seedLabels } from '../src/levels/colour-cut.js'
-import { type HIGH_DEFAULTS, levelMask } from '../src/levels/index.js'
+import { HIGH_DEFAULTS, levelMask } from '../src/levels/index.js'
 import type { InputSize, Segmenter } from '../src/segmentation/index.js'
 
 const W = 96
@@ -58,6 +58,13 @@ function stub(others: (x: number, y: number) => number, sizes: InputSize[] = [])
   }
 }
 
+/** `high` with both other views, settled only where they agree and the colours back them. */
+const TWO_VIEWS = {
+  ...HIGH_DEFAULTS,
+  views: ['mirror', 'small'] as Array<'mirror' | 'small'>,
+  arbitration: { ...HIGH_DEFAULTS.arbitration, evidence: 'views+colour' as const, directions: 'both' as const },
+}
+
 describe("high's views, settled per region", () => {
   it('takes back the part of the subject the other views agree on and the colours back', async () => {
     const sizes: InputSize[] = []
@@ -66,7 +73,7 @@ describe("high's views, settled per region", () => {
       photo(),
       'high',
     )
-    expect(modelRuns).toBe(3) // balanced, the mirror, fast's 640²
+    expect(modelRuns).toBe(2) // balanced and fast's 640² view
     expect(sizes).toContainEqual({ width: 640, height: 640 })
     expect(mask.data[30 * W + 60]).toBe(255) // the right half, which balanced lost
     expect(mask.data[30 * W + 80]).toBe(0)
@@ -90,7 +97,8 @@ describe("high's views, settled per region", () => {
       if (size && size.width !== 1024) return { ...m, data: maskOf((x, y) => (inSquare(x, y) && x < 48 ? 255 : 0)) }
       return m
     }
-    const high = await levelMask(model, photo(), 'high')
+    const high = await levelMask(model, photo(), 'high', {}, undefined, TWO_VIEWS)
+    expect(high.modelRuns).toBe(3)
     const balanced = await levelMask(model, photo(), 'balanced')
     expect(balanced.modelRuns).toBe(1)
     expect(high.mask.data).toEqual(balanced.mask.data)
@@ -101,6 +109,14 @@ describe('arbitrate', () => {
   const base = { data: maskOf((x, y) => (inSquare(x, y) && x < 48 ? 255 : 0)), width: W, height: H }
   const agreed = maskOf((x, y) => (inSquare(x, y) ? 255 : 0))
   const cutSquare = maskOf((x, y) => (inSquare(x, y) ? 1 : 0))
+
+  it("judges only what the other views add when `directions` is 'gain'", () => {
+    // The other views drop the square's left half (a loss) and the colours back them.
+    const lost = { data: maskOf((x, y) => (inSquare(x, y) ? 255 : 0)), width: W, height: H }
+    const cut = new Uint8Array(W * H)
+    expect(arbitrate(lost, [base.data], cut, { evidence: 'colour', directions: 'both' }).report.taken).toBe(1)
+    expect(arbitrate(lost, [base.data], cut, { evidence: 'colour', directions: 'gain' }).report.taken).toBe(0)
+  })
 
   it('needs the evidence its rule names', () => {
     const take = (evidence: typeof HIGH_DEFAULTS.arbitration.evidence, cut: Uint8Array | null) =>

@@ -32,6 +32,8 @@ export interface ArbitrationOptions {
    * so a region half right and half wrong is not decided as one.
    */
   split: boolean
+  /** `gain`: only regions the other views add to the subject (parts `balanced` lost) are disputed. */
+  directions: 'both' | 'gain'
   /** The faint pass: `balanced` in (faintLow, faintHigh) over a region; off when faintHigh ≤ faintLow. */
   faintLow: number
   faintHigh: number
@@ -40,9 +42,10 @@ export interface ArbitrationOptions {
 export const ARBITRATION_DEFAULTS: ArbitrationOptions = {
   delta: 64,
   minArea: 0.0005,
-  evidence: 'views+colour',
+  evidence: 'colour',
   colourShare: 0.6,
   split: true,
+  directions: 'gain',
   faintLow: 0,
   faintHigh: 0,
 }
@@ -94,7 +97,7 @@ export function arbitrate(
   const report: ArbitrationReport = { disputed: 0, changed: 0, regions: 0, taken: 0, raised: 0 }
   const min = Math.max(1, Math.round(o.minArea * b.length))
   if (views.length) {
-    for (const gain of [true, false]) {
+    for (const gain of o.directions === 'gain' ? [true] : [true, false]) {
       // Where some view departs from base in this direction (and, split, where the evidence holds).
       const on = new Uint8Array(b.length)
       const departs = (v: Uint8Array, i: number) => (gain ? v[i] - b[i] > o.delta : b[i] - v[i] > o.delta)

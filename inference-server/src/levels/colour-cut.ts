@@ -22,7 +22,7 @@ export interface ColourCutOptions {
   iterations: number
 }
 
-export const COLOUR_CUT_DEFAULTS: ColourCutOptions = { maxPixels: 60_000, sure: 230, iterations: 3 }
+export const COLOUR_CUT_DEFAULTS: ColourCutOptions = { maxPixels: 20_000, sure: 230, iterations: 3 }
 
 /** OpenCV's RNG seed before each cut (GrabCut's k-means): the same input gives the same answer. */
 const SEED = 0x5eed

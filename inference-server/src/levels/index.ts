@@ -33,10 +33,10 @@ export interface HighOptions {
 
 /** Chosen by bench/quality-gt.ts on ../shared/gt, cross-validated (docs/quality.md). */
 export const HIGH_DEFAULTS: HighOptions = {
-  views: ['mirror', 'small'],
+  views: ['small'],
   arbitration: ARBITRATION_DEFAULTS,
   cut: COLOUR_CUT_DEFAULTS,
-  refine: true,
+  refine: false,
 }
 
 export interface LevelMask {
