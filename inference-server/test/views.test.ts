@@ -82,7 +82,14 @@ describe("high's views, settled per region", () => {
   it("keeps balanced's where the other views add what the colours call background", async () => {
     // The other views also take a blue band right of the square: same colours as the background.
     const others = (x: number, y: number) => (inSquare(x, y) || (x >= 72 && x < 90 && y >= 16 && y < 48) ? 255 : 0)
-    const { mask } = await levelMask(stub(others), photo(), 'high')
+    // As shipped, the region (red half and blue band together) is judged whole: 57 % red is not
+    // enough (colourShare 0.8), so balanced's mask stays, lost half and all.
+    const whole = await levelMask(stub(others), photo(), 'high')
+    expect(whole.mask.data[30 * W + 60]).toBe(0)
+    expect(whole.mask.data[30 * W + 80]).toBe(0)
+    // Split by the evidence, the red half is taken and the blue band is not.
+    const split = { ...HIGH_DEFAULTS, arbitration: { ...HIGH_DEFAULTS.arbitration, split: true } }
+    const { mask } = await levelMask(stub(others), photo(), 'high', {}, undefined, split)
     expect(mask.data[30 * W + 60]).toBe(255) // the red half: agreed and backed
     expect(mask.data[30 * W + 80]).toBe(0) // the blue band: agreed, not backed
   })

@@ -16,7 +16,7 @@ export const UNSURE_LOW = 25
 export const UNSURE_HIGH = 230
 
 /** Below this, the removal carries the `low_confidence` warning. */
-export const LOW_CONFIDENCE = 0.8
+export const LOW_CONFIDENCE = 0.7
 
 /** The unsure share that makes the confidence 0 (the measure's scale). */
 const SCALE = 1
