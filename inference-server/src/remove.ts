@@ -32,9 +32,10 @@ export const QUALITY_PROFILES: Record<Quality, { compressionLevel: number; refin
   fast: { compressionLevel: 1, refine: false },
   // The reference package's mask, bit for bit.
   balanced: { compressionLevel: 6, refine: false },
-  // After the most decisive view and (on large photos) the zoomed look, the edge band is solved
-  // again from the photo's colours: closed-form matting up to MATTING_MAX_PIXELS (imaging/matting.ts),
-  // above it the cheaper colour guided filter (imaging/refine.ts).
+  // The edge band may be solved again from the photo's colours (closed-form matting up to
+  // MATTING_MAX_PIXELS, imaging/matting.ts; above it the colour guided filter, imaging/refine.ts)
+  // when HighOptions.refine says so; issue 31's defaults leave it off (not re-measured on the 48
+  // real pairs; docs/quality.md).
   high: { compressionLevel: 6, refine: true },
 }
 
