@@ -9,7 +9,8 @@ import { decodeImage, type ImageInfo } from './imaging/decode.js'
 import { encodeCutoutPng, encodeMaskPng } from './imaging/encode.js'
 import { mattingSolve } from './imaging/matting.js'
 import { decontaminate, refineMask } from './imaging/refine.js'
-import { levelMask } from './levels/index.js'
+import { confidenceWarnings, maskConfidence } from './levels/confidence.js'
+import { HIGH_DEFAULTS, type HighOptions, type LevelMask, levelMask } from './levels/index.js'
 import type { Notice } from '../../src/contract/frames.js'
 import type { InferenceStage } from '../../src/contract/stages.js'
 import type { Mask, RgbImage } from './imaging/types.js'
@@ -31,9 +32,10 @@ export const QUALITY_PROFILES: Record<Quality, { compressionLevel: number; refin
   fast: { compressionLevel: 1, refine: false },
   // The reference package's mask, bit for bit.
   balanced: { compressionLevel: 6, refine: false },
-  // After the most decisive view and (on large photos) the zoomed look, the edge band is solved
-  // again from the photo's colours: closed-form matting up to MATTING_MAX_PIXELS (imaging/matting.ts),
-  // above it the cheaper colour guided filter (imaging/refine.ts).
+  // The edge band may be solved again from the photo's colours (closed-form matting up to
+  // MATTING_MAX_PIXELS, imaging/matting.ts; above it the colour guided filter, imaging/refine.ts)
+  // when HighOptions.refine says so; issue 31's defaults leave it off (not re-measured on the 48
+  // real pairs; docs/quality.md).
   high: { compressionLevel: 6, refine: true },
 }
 
@@ -58,6 +60,8 @@ export interface RemoveResult {
   height: number
   timings: Timings
   warnings: Notice[]
+  /** How sure the mask is, 0..1 (levels/confidence.ts); `low_confidence` is in `warnings` below the threshold. */
+  confidence: number
 }
 
 async function timed<T>(timings: Partial<Timings>, stage: keyof Timings, work: () => Promise<T> | T): Promise<T> {
@@ -87,12 +91,13 @@ export async function removeBackground(
   try {
     const profile = QUALITY_PROFILES[options.quality]
     onStage('segmenting')
-    const { mask: modelMask, modelRuns } = await timed(timings, 'segment', () =>
-      levelMask(segmenter, image, options.quality, {}, signal),
+    const {
+      mask: raw,
+      modelRuns,
+      arbitration,
+    } = await timed(timings, 'segment', () =>
+      levelAlpha(segmenter, image, options.quality, { signal, onRefining: () => onStage('refining') }),
     )
-    onStage('refining')
-    // Refinement is counted in `segment`: it is part of making the mask.
-    const raw = await timed(timings, 'segment', () => refineEdges(image, modelMask, profile.refine))
     const mask = await timed(timings, 'alpha', () => applyAlpha(raw, options.alpha))
     onStage('rendering')
     // `encode` covers compose, the edge-colour decontamination and the PNG.
@@ -103,13 +108,16 @@ export async function removeBackground(
       const colour = await decontaminate(image, raw)
       return encodeCutoutPng(composeCutout(colour, mask), profile)
     })
+    // Of the level's own mask, before the alpha option (a threshold would hide the unsure band).
+    const confidence = maskConfidence(raw.data, arbitration?.disputed ?? 0)
     return {
       png,
       modelRuns,
       width: image.width,
       height: image.height,
       timings: timings as Timings,
-      warnings: downscaleWarnings(original, image),
+      warnings: [...downscaleWarnings(original, image), ...confidenceWarnings(confidence)],
+      confidence,
     }
   } catch (err) {
     throw err instanceof InferenceError
@@ -118,8 +126,30 @@ export async function removeBackground(
   }
 }
 
+/**
+ * A level's soft mask before the alpha option: its model mask (levels/), then `high`'s edge
+ * refinement. Refinement is counted in the `segment` timing: it is part of making the mask. The
+ * benchmark calls this with other `high` options to choose among them (bench/quality-gt.ts).
+ * @example const { mask } = await levelAlpha(segmenter, image, 'high')
+ */
+export async function levelAlpha(
+  segmenter: Segmenter,
+  image: RgbImage,
+  quality: Quality,
+  {
+    signal,
+    onRefining,
+    high = HIGH_DEFAULTS,
+  }: { signal?: AbortSignal; onRefining?: () => void; high?: HighOptions } = {},
+): Promise<LevelMask> {
+  const level = await levelMask(segmenter, image, quality, {}, signal, high)
+  onRefining?.()
+  const refine = QUALITY_PROFILES[quality].refine && (quality !== 'high' || high.refine)
+  return { ...level, mask: await refineEdges(image, level.mask, refine) }
+}
+
 /** `high`'s edge refinement (QUALITY_PROFILES); other levels keep the model's mask as it is. */
-async function refineEdges(image: RgbImage, mask: Mask, refine: boolean): Promise<Mask> {
+export async function refineEdges(image: RgbImage, mask: Mask, refine: boolean): Promise<Mask> {
   if (!refine) return mask
   if (image.width * image.height <= MATTING_MAX_PIXELS) return mattingSolve(image, mask)
   return Math.max(image.width, image.height) > REFINE_MIN_SIDE ? refineMask(image, mask) : mask

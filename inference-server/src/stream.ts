@@ -34,6 +34,8 @@ export interface JobOutput {
 
 export interface JobSummary {
   warnings: Notice[]
+  /** A removal's mask confidence (DoneFrame.confidence). */
+  confidence?: number
   timings?: Record<string, number>
 }
 

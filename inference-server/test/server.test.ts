@@ -25,12 +25,12 @@ const REMOVE = '/v1/remove'
 const INSPECT = '/v1/inspect'
 const MODEL_VERSION = 'isnet-general@1.4.5+fp16'
 
-/** A segmenter that answers a flat mask at once: for HTTP behaviour without the model. */
+/** A segmenter that answers a flat, sure mask at once: for HTTP behaviour without the model. */
 const stubSegmenter = (): Segmenter => ({
   version: 'stub@1',
   input: STUB_INPUT,
   async segment(image) {
-    return { data: new Uint8Array(image.width * image.height).fill(200), width: image.width, height: image.height }
+    return { data: new Uint8Array(image.width * image.height).fill(255), width: image.width, height: image.height }
   },
   async close() {},
 })
@@ -123,6 +123,7 @@ describe('HTTP server with the real model, end to end on 127.0.0.1', () => {
       type: 'done',
       modelVersion: MODEL_VERSION,
       warnings: [],
+      confidence: expect.any(Number),
       timings: {
         decode: expect.any(Number),
         segment: expect.any(Number),

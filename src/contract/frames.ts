@@ -34,10 +34,18 @@ export type OutputFrame = {
   width?: number
   height?: number
 }
+/** The warning a removal carries when its mask's confidence is below the server's threshold (issue 31). */
+export const LOW_CONFIDENCE_CODE = 'low_confidence'
+
 export type DoneFrame = {
   type: 'done'
   modelVersion: string
   warnings: Notice[]
+  /**
+   * A removal's: how sure its mask is, 0..1 (inference-server/src/levels/confidence.ts); below the
+   * server's threshold the warnings hold LOW_CONFIDENCE_CODE. Absent on other jobs.
+   */
+  confidence?: number
   /** Milliseconds per step, for `Server-Timing`-like diagnostics. */
   timings?: Record<string, number>
 }

@@ -104,6 +104,16 @@ export function startFixtureServer(
         return res.end()
       }
     }
+    const subject = /^\/generated\/subject-(plain|faded)\.png$/.exec(url.pathname)
+    if (subject) {
+      // The confidence tests' made photos (inference-server/test/made-subjects.ts), drawn at request time.
+      void import('../../inference-server/test/made-subjects').then(async ({ madeSubject }) => {
+        const bytes = await madeSubject(subject[1] as 'plain' | 'faded')
+        res.writeHead(200, { 'content-type': 'image/png', 'content-length': bytes.length })
+        res.end(bytes)
+      })
+      return
+    }
     if (url.pathname === '/generated/photo-12mp.jpg') {
       // A 12 MP photo made from a fixture at request time, so none is committed.
       void twelveMegapixelPhoto().then((bytes) => {

@@ -1,27 +1,50 @@
 /**
  * @module
- * Quality levels (SPEC.md §2: `quality` controls inference resolution; issue 14):
+ * Quality levels (SPEC.md §2: `quality` controls inference resolution; issues 14, 22, 31):
  * - `fast`: one model run at a smaller input (sizes.ts, picked by bench/levels.ts);
  * - `balanced`: one run at the native 1024², the reference package's mask bit for bit;
- * - `high`: balanced's run and other views of the photo (mirrored, photo aspect), the most decisive
- *   kept (views.ts), then the zoomed second look over the edge band on large photos (edge-tiles.ts);
- *   the caller then solves the edge band by closed-form matting (small photos) or the guided
- *   filter (large ones), and decontaminates the colours (remove.ts).
+ * - `high`: balanced's run and other views of the photo (views.ts); `balanced`'s mask is kept
+ *   except in the regions where the evidence (the views' agreement, a colour model of what all
+ *   views are sure of: colour-cut.ts) says the other views are right (arbitrate.ts); then the zoomed
+ *   second look over the edge band on large photos (edge-tiles.ts); the caller then solves the edge
+ *   band by closed-form matting (small photos) or the guided filter (large ones), and decontaminates
+ *   the colours (remove.ts).
  */
 import type { Mask, RgbImage } from '../imaging/types.js'
 import type { Quality } from '../options.js'
 import type { Segmenter } from '../segmentation/index.js'
+import { ARBITRATION_DEFAULTS, type ArbitrationOptions, type ArbitrationReport, arbitrate } from './arbitrate.js'
+import { COLOUR_CUT_DEFAULTS, type ColourCutOptions, colourCut } from './colour-cut.js'
 import { type EdgeTileOptions, zoomEdges } from './edge-tiles.js'
 import { fastInput } from './sizes.js'
-import { decisiveView } from './views.js'
+import { type HighView, otherViews } from './views.js'
 
 export { EDGE_TILE_DEFAULTS, type EdgeTileOptions } from './edge-tiles.js'
 export { FAST_INPUT, fastInput } from './sizes.js'
 
+/** `high`'s method: which other views, how disputes are settled, whether the edge band is solved again. */
+export interface HighOptions {
+  views: HighView[]
+  arbitration: ArbitrationOptions
+  cut: ColourCutOptions
+  /** Solve the edge band again from the photo's colours (remove.ts refineEdges). */
+  refine: boolean
+}
+
+/** Chosen by bench/quality-gt.ts on ../shared/gt, cross-validated (docs/quality.md). */
+export const HIGH_DEFAULTS: HighOptions = {
+  views: ['small'],
+  arbitration: ARBITRATION_DEFAULTS,
+  cut: COLOUR_CUT_DEFAULTS,
+  refine: false,
+}
+
 export interface LevelMask {
   mask: Mask
-  /** Model runs it took (1, or 1 + the tiles of `high`'s second look). */
+  /** Model runs it took (1, or 1 + the other views and the tiles of `high`'s second look). */
   modelRuns: number
+  /** `high`'s: what the arbitration did (for the confidence and the benchmark). */
+  arbitration?: ArbitrationReport
 }
 
 /**
@@ -34,13 +57,18 @@ export async function levelMask(
   quality: Quality,
   tiles: Partial<EdgeTileOptions> = {},
   signal?: AbortSignal,
+  high: HighOptions = HIGH_DEFAULTS,
 ): Promise<LevelMask> {
   // The level's own model when levels run different ones (SEGMENTATION_MODEL_<LEVEL>, issue 25).
   const model = segmenter.forLevel?.(quality) ?? segmenter
   if (quality === 'fast') return { mask: await model.segment(image, fastInput(image, model.input)), modelRuns: 1 }
   const base = await model.segment(image, model.input.native)
   if (quality === 'balanced') return { mask: base, modelRuns: 1 }
-  const view = await decisiveView(model, image, base, signal)
-  const zoomed = await zoomEdges(model, image, view.mask, model.input.native, tiles, signal)
-  return { mask: zoomed.mask, modelRuns: 1 + view.modelRuns + zoomed.tiles }
+  const views = await otherViews(model, image, high.views, fastInput(image, model.input), signal)
+  const needsCut =
+    high.arbitration.evidence.includes('colour') || high.arbitration.faintHigh > high.arbitration.faintLow
+  const cut = needsCut && views.length ? await colourCut(image, [base.data, ...views], high.cut) : null
+  const settled = arbitrate(base, views, cut, high.arbitration)
+  const zoomed = await zoomEdges(model, image, settled.mask, model.input.native, tiles, signal)
+  return { mask: zoomed.mask, modelRuns: 1 + views.length + zoomed.tiles, arbitration: settled.report }
 }

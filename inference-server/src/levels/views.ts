@@ -1,30 +1,15 @@
 /**
  * @module
- * `high`'s choice of view (issue 22). Which input the model reads a photo best at depends on the
- * photo: on the real photos of ../shared/gt the 1024² view missed half a thistle's fuzz and an
+ * `high`'s other views of the photo (issues 22, 31). Which input the model reads a photo best at
+ * depends on the photo: on ../shared/gt the 1024² view missed half a thistle's fuzz and an
  * ostrich's feathers that the mirrored view found, and the photo-aspect view kept a flower the
- * square one lost. A plain or confidence-weighted per-pixel mean of the views measured worse than
- * `balanced` (a view that has mistaken the subject is confidently wrong over large areas), but the
- * view that is most decisive over the whole photo (fewest pixels near 0.5) was the better one on
- * every photo where the views disagree (bench/high-tuning-gt.ts; docs/quality.md). So `high` runs
- * the views and keeps the most decisive; `balanced`'s own view wins ties.
+ * square one lost. But a view is also confidently wrong as often (issue 31): keeping the "most
+ * decisive" whole view made `high` worse than `balanced` on 5 of 45 photos nobody tuned on. So
+ * the views only propose; arbitrate.ts decides per region, on evidence other than the model's.
  */
 import type { Mask, RgbImage } from '../imaging/types.js'
 import type { InputSize, Segmenter } from '../segmentation/index.js'
 import { inputFor } from './sizes.js'
-
-/** Another view replaces the reference one only when it is more decisive by more than this. */
-export const VIEW_MARGIN = 0.002
-
-/**
- * Mean decisiveness of a mask: 1 when every pixel is 0 or 255, 0 when all are mid-grey.
- * @example confidence(new Uint8Array([0, 255])) // 1
- */
-export function confidence(data: Uint8Array): number {
-  let sum = 0
-  for (let i = 0; i < data.length; i++) sum += Math.abs(data[i] - 127.5)
-  return sum / (127.5 * Math.max(1, data.length))
-}
 
 /** The image mirrored left to right. */
 export function mirrorImage(image: RgbImage): RgbImage {
@@ -50,36 +35,37 @@ export function mirrorMask(mask: Mask): Mask {
   return { data: out, width, height }
 }
 
+/** `high`'s other views: the mirrored photo at the native size, the native area at the photo's aspect, `fast`'s input. */
+export type HighView = 'mirror' | 'aspect' | 'small'
+
+/** What one other view costs at the model, in native runs (640² is 0.39 of 1024²'s pixels). */
+export const VIEW_COST: Record<HighView, number> = { mirror: 1, aspect: 1, small: 0.4 }
+
 /**
- * The most decisive of `base` (the model's native view, balanced's mask) and the other views:
- * the mirrored native view, and on a model that takes any size the native area at the photo's aspect.
- * @returns the chosen mask and the model runs the other views took
+ * The masks of the other `views` of `image`, in the photo's frame and at its size; a view the model
+ * cannot take (a fixed-size model has no aspect or small view) is left out.
+ * @returns the masks and the model runs they took
  */
-export async function decisiveView(
+export async function otherViews(
   segmenter: Segmenter,
   image: RgbImage,
-  base: Mask,
+  views: readonly HighView[],
+  small: InputSize,
   signal?: AbortSignal,
-): Promise<{ mask: Mask; modelRuns: number }> {
+): Promise<Uint8Array[]> {
   const native = segmenter.input.native
-  const views: Array<() => Promise<Mask>> = [
-    async () => mirrorMask(await segmenter.segment(mirrorImage(image), native)),
-  ]
-  if (segmenter.input.kind === 'any') {
-    const { multiple } = segmenter.input
-    const aspect: InputSize = inputFor(image, Math.sqrt(native.width * native.height), 'aspect', multiple)
-    if (aspect.width !== native.width || aspect.height !== native.height)
-      views.push(() => segmenter.segment(image, aspect))
-  }
-  let best = base
-  let bestScore = confidence(base.data) + VIEW_MARGIN
-  let runs = 0
+  const out: Uint8Array[] = []
   for (const view of views) {
     if (signal?.aborted) break
-    const mask = await view()
-    runs++
-    const score = confidence(mask.data)
-    if (score > bestScore) [best, bestScore] = [mask, score]
+    if (view === 'mirror') out.push(mirrorMask(await segmenter.segment(mirrorImage(image), native)).data)
+    else if (segmenter.input.kind === 'any') {
+      const size =
+        view === 'aspect'
+          ? inputFor(image, Math.sqrt(native.width * native.height), 'aspect', segmenter.input.multiple)
+          : small
+      if (size.width !== native.width || size.height !== native.height)
+        out.push((await segmenter.segment(image, size)).data)
+    }
   }
-  return { mask: best, modelRuns: runs }
+  return out
 }

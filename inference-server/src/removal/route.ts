@@ -25,7 +25,7 @@ export function removalRoutes(app: Hono, { signed, limiter, bodyLimit }: RouteCo
     return streamJob(c, limiter, (segmenter.forLevel?.(options.quality) ?? segmenter).version, async (out) => {
       const result = await removeBackground(segmenter, image, options, out.stage, out.signal)
       out.output({ name: 'result', contentType: 'image/png', width: result.width, height: result.height }, result.png)
-      return { warnings: result.warnings, timings: { ...result.timings } }
+      return { warnings: result.warnings, confidence: result.confidence, timings: { ...result.timings } }
     })
   })
 }

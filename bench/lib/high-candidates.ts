@@ -1,0 +1,89 @@
+/**
+ * `high`'s candidate methods for the ground-truth benchmark, and their evaluation over cached model
+ * masks (bench/lib/cached-segmenter.ts): the same steps as levels/index.ts's `high` (other views,
+ * colour cut, arbitration, zoomed look, edge refinement) with each step's result remembered per
+ * photo, so hundreds of candidates cost seconds, not model runs. quality-gt.ts checks that this
+ * composition gives exactly levelAlpha's mask for the shipped defaults.
+ */
+import { createHash } from 'node:crypto'
+import type { Mask, RgbImage } from '../../inference-server/src/imaging/types.js'
+import { type HighOptions, HIGH_DEFAULTS } from '../../inference-server/src/levels/index.js'
+import { arbitrate } from '../../inference-server/src/levels/arbitrate.js'
+import { colourCut } from '../../inference-server/src/levels/colour-cut.js'
+import { zoomEdges } from '../../inference-server/src/levels/edge-tiles.js'
+import { fastInput } from '../../inference-server/src/levels/sizes.js'
+import { type HighView, otherViews } from '../../inference-server/src/levels/views.js'
+import { refineEdges } from '../../inference-server/src/remove.js'
+import type { Segmenter } from '../../inference-server/src/segmentation/index.js'
+
+/** `balanced`'s mask with the edge band solved again: what the refinement alone does. */
+const NO_VIEWS: HighOptions = {
+  ...HIGH_DEFAULTS,
+  views: [],
+  arbitration: { ...HIGH_DEFAULTS.arbitration, evidence: 'none', faintHigh: 0 },
+}
+
+/**
+ * The grid, safest first (choose() keeps the earlier key on a tie). Keys name every setting.
+ * @example highCandidates([['small']])['small|colour|gain|split|faint-']
+ */
+export function highCandidates(viewSets: HighView[][]): Record<string, HighOptions> {
+  const out: Record<string, HighOptions> = { 'none|refine-': { ...NO_VIEWS, refine: false } }
+  const rules = [
+    { rule: 'split', split: true, colourShare: 0.6 },
+    { rule: 'whole0.6', split: false, colourShare: 0.6 },
+    { rule: 'whole0.8', split: false, colourShare: 0.8 },
+  ]
+  for (const views of viewSets)
+    for (const directions of ['gain', 'both'] as const)
+      for (const { rule, split, colourShare } of rules)
+        for (const faint of directions === 'gain' && rule === 'split' ? [false, true] : [false]) {
+          const key = `${views.join('+')}|colour|${directions}|${rule}|faint${faint ? '+' : '-'}`
+          out[key] = {
+            ...HIGH_DEFAULTS,
+            views,
+            refine: false,
+            arbitration: {
+              ...HIGH_DEFAULTS.arbitration,
+              evidence: 'colour',
+              delta: 64,
+              split,
+              colourShare,
+              directions,
+              faintLow: faint ? 51 : 0,
+              faintHigh: faint ? 128 : 0,
+            },
+          }
+        }
+  return out
+}
+
+const hash = (data: Uint8Array) => createHash('sha1').update(data).digest('hex')
+
+/** One photo's memo of the steps: views per view set, cuts per view set and cut options, refinements per mask. */
+export function highEvaluator(segmenter: Segmenter, image: RgbImage) {
+  const views = new Map<string, Promise<Uint8Array[]>>()
+  const cuts = new Map<string, Promise<Uint8Array | null>>()
+  const refined = new Map<string, Promise<Mask>>()
+  let base: Promise<Mask> | undefined
+  return async function highAlpha(o: HighOptions): Promise<{ mask: Mask; changed: number; disputed: number }> {
+    base ??= segmenter.segment(image, segmenter.input.native)
+    const b = await base
+    const vk = o.views.join('+')
+    if (!views.has(vk)) views.set(vk, otherViews(segmenter, image, o.views, fastInput(image, segmenter.input)))
+    const vs = await (views.get(vk) as Promise<Uint8Array[]>)
+    const ck = `${vk}|${JSON.stringify(o.cut)}`
+    const needsCut = o.arbitration.evidence.includes('colour') || o.arbitration.faintHigh > o.arbitration.faintLow
+    if (needsCut && vs.length && !cuts.has(ck)) cuts.set(ck, colourCut(image, [b.data, ...vs], o.cut))
+    const cut = needsCut && vs.length ? await (cuts.get(ck) as Promise<Uint8Array | null>) : null
+    const settled = arbitrate(b, vs, cut, o.arbitration)
+    const zoomed = await zoomEdges(segmenter, image, settled.mask, segmenter.input.native, {})
+    const rk = `${hash(zoomed.mask.data)}|${o.refine}`
+    if (!refined.has(rk)) refined.set(rk, refineEdges(image, zoomed.mask, o.refine))
+    return {
+      mask: await (refined.get(rk) as Promise<Mask>),
+      changed: settled.report.changed,
+      disputed: settled.report.disputed,
+    }
+  }
+}
