@@ -110,9 +110,15 @@ async function measure(label: string, work: () => Promise<Outcome>, extra: Recor
   const baseline = sample(await heapUsed())
   const peak = { ...baseline }
   let running = true
+  let lostSamples = 0
   const sampler = (async () => {
     while (running) {
-      const now = sample(await heapUsed())
+      // A sample the inspector cannot answer (its connection is being re-made) is skipped, and counted.
+      const heap = await heapUsed().catch(() => {
+        lostSamples++
+        return 0
+      })
+      const now = sample(heap)
       for (const k of Object.keys(peak) as (keyof Sample)[]) peak[k] = Math.max(peak[k], now[k])
       await sleep(25)
     }
@@ -136,6 +142,7 @@ async function measure(label: string, work: () => Promise<Outcome>, extra: Recor
     fdsPeak: peak.fds,
     socketsBaseline: baseline.sockets,
     socketsPeak: peak.sockets,
+    ...(lostSamples ? { heapSamplesLost: lostSamples } : {}),
   }
   if (outcome.detail) console.error(`${label}: ${outcome.status} ${outcome.detail.slice(0, 300)}`)
   console.log(result)

@@ -160,7 +160,7 @@ export async function startApi(inference: InferenceServer, options: ApiOptions |
     return child
   }
   const child = await launch()
-  const devtools = await guardInspector(inspector, { log: verbose ? (m) => console.log(`[bench] ${m}`) : undefined })
+  const devtools = await guardInspector(inspector, { log: (m) => console.log(`[bench] ${m}`) })
   const stack: ApiStack = {
     url,
     apiKey,
