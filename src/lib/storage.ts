@@ -45,6 +45,10 @@ export async function putHashed(
     for await (const piece of pieces(body, STORE_PIECE_BYTES)) {
       await hasher.write(piece)
       await writer.write(piece)
+      // A timer between pieces: workerd looks for new connections only when no work is ready, and
+      // copying a large result in memory (here, and in local mode's R2) would otherwise keep work
+      // ready for seconds, every other request of the process waiting (issue 30.1).
+      await new Promise((resolve) => setTimeout(resolve, 0))
     }
     await Promise.all([hasher.close(), writer.close()])
     await stored
