@@ -1,30 +1,45 @@
 /**
- * `npm run bench:memory`: how much memory the Worker needs for a 50 MB image (issue 26.4). A
- * Cloudflare isolate has 128 MB; a body read whole into memory twice would not fit.
+ * `npm run bench:memory`: how much memory the Worker needs for the largest things it handles
+ * (issues 26.4 and 30.1). A Cloudflare isolate has 128 MB; a body read whole into memory twice
+ * would not fit.
  *
  * Runs `wrangler dev` (workerd, as in production) against an inference server with the test-only
- * stub segmenter (the Worker's memory is what is measured, not the model's), then sends one image
- * of just under 50 MB (SPEC.md's limit) each way a client can:
+ * stub segmenter (the Worker's memory is what is measured, not the model's). Incoming bytes: one
+ * image of just under 50 MB (SPEC.md's limit) each way a client can send it:
  *   upload     PUT /v1/uploads/{id}/content (the body streams to R2 through a digest)
  *   multipart  POST /v1/removals with the image as a multipart part (`Prefer: respond-async`)
  * and one catalog image from two references of about 24 MB each (`catalog`: POST
- * /v1/catalog-images, the client waiting; the references stream into R2 and on from there),
- * and samples, every 25 ms during each request, the Worker isolate's memory through the DevTools
- * protocol (`Runtime.getHeapUsage` on `wrangler dev --inspector-port`: V8's heap, ArrayBuffer backing
- * stores and workerd's objects) and the workerd process's
- * resident memory from /proc. Reports the baseline after a forced GC, the peak, and the growth.
- * Writes bench/results/worker-memory-<name>.json. Never an assertion: it reports.
+ * /v1/catalog-images, the client waiting; the references stream into R2 and on from there).
+ * Outgoing bytes, the results the inference server streams back and the Worker stores in R2:
+ *   removal-result-<n>mb  the job of a removal of an n MB noise PNG, followed to its end (its
+ *                         cutout is a PNG larger than the source: noise does not compress)
+ *   export-psd-<w>        a PSD export <w> pixels wide of a removal of examples/photo.jpg (7000:
+ *                         about 49 MP, the largest under the 50 MP cap), followed to its end
+ * Every 25 ms during each it samples the Worker isolate's memory through the DevTools protocol
+ * (`Runtime.getHeapUsage` on `wrangler dev --inspector-port`: V8's heap, ArrayBuffer backing
+ * stores and workerd's objects) and, from /proc, the resident memory, open file descriptors and
+ * sockets of wrangler's workerd processes (bench/lib/workerd.ts). Reports the baseline (after a
+ * forced GC) and the peak of each. Writes bench/results/worker-memory-<name>.json. Never an
+ * assertion: it reports. `--only <substring>` runs the cases whose label contains it.
  *
  * Node 20 needs `--experimental-websocket` for the DevTools socket; the npm script passes it.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import sharp from 'sharp'
 import { MAX_IMAGE_BYTES } from '../src/contract/limits'
+import { TERMINAL_STATUSES } from '../src/contract/stages'
 import { startApi, startInference } from './lib/stack.js'
 import { machineInfo, RESULTS_DIR, sleep } from './lib/util.js'
+import { workerdUsage } from './lib/workerd.js'
 
-const { values } = parseArgs({ options: { name: { type: 'string', default: 'latest' }, verbose: { type: 'boolean' } } })
+const { values } = parseArgs({
+  options: {
+    name: { type: 'string', default: 'latest' },
+    only: { type: 'string' },
+    verbose: { type: 'boolean' },
+  },
+})
 
 interface HeapUsage {
   usedSize: number
@@ -35,6 +50,14 @@ interface HeapUsage {
 interface Sample {
   heapUsed: number
   rss: number
+  fds: number
+  sockets: number
+}
+
+/** What a measured piece of work ended with. */
+interface Outcome {
+  status: number | string
+  detail?: string
 }
 
 /** A noise PNG of about `bytes` (noise does not compress, so size ≈ pixels × 3). */
@@ -53,107 +76,61 @@ async function largePng(bytes = MAX_IMAGE_BYTES * 0.97): Promise<Buffer> {
     .toBuffer()
 }
 
-/** The DevTools session of the Worker under `wrangler dev`. */
-async function devtools(port: number) {
-  const targets = (await (await fetch(`http://127.0.0.1:${port}/json`)).json()) as { webSocketDebuggerUrl: string }[]
-  if (!targets.length) throw new Error('wrangler dev offered no DevTools target')
-  // wrangler's inspector proxy admits only DevTools' own origins and loopback (the `Origin` header;
-  // Node's WebSocket takes headers as an extension of the standard constructor).
-  const init = { headers: { origin: 'http://127.0.0.1' } } as unknown as string[]
-  const socket = new WebSocket(targets[0].webSocketDebuggerUrl, init)
-  await new Promise((resolve, reject) => {
-    socket.addEventListener('open', resolve, { once: true })
-    socket.addEventListener('error', reject, { once: true })
-  })
-  let next = 0
-  const pending = new Map<number, (result: unknown) => void>()
-  socket.addEventListener('message', (event) => {
-    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: unknown }
-    if (process.env.DEBUG_DEVTOOLS) console.log('devtools <-', String(event.data).slice(0, 200))
-    if (message.id !== undefined) pending.get(message.id)?.(message.result)
-  })
-  const send = <T>(method: string, params: object = {}) =>
-    new Promise<T>((resolve) => {
-      const id = ++next
-      pending.set(id, resolve as (result: unknown) => void)
-      socket.send(JSON.stringify({ id, method, params }))
-    })
-  return {
-    /** V8's heap plus ArrayBuffer backing stores and workerd's own objects held by the isolate. */
-    heapUsed: async () => {
-      const usage = await send<HeapUsage>('Runtime.getHeapUsage')
-      return usage.usedSize + (usage.backingStorageSize ?? 0) + (usage.embedderHeapUsedSize ?? 0)
-    },
-    collectGarbage: () => send('HeapProfiler.collectGarbage'),
-    close: () => socket.close(),
-  }
-}
-
-/** Every process under `pid` (wrangler starts workerd as a child). */
-function descendants(pid: number): number[] {
-  const children = new Map<number, number[]>()
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ')[1])
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)])
-    } catch {}
-  }
-  const all: number[] = []
-  const walk = (p: number) => {
-    for (const c of children.get(p) ?? []) {
-      all.push(c)
-      walk(c)
-    }
-  }
-  walk(pid)
-  return all
-}
-
-/** Resident memory of the workerd processes wrangler runs (one, as of wrangler 4). */
-function workerdRss(root: number): number {
-  let total = 0
-  for (const pid of descendants(root)) {
-    try {
-      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('workerd')) continue
-      const line = readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+) kB/)
-      if (line) total += Number(line[1]) * 1024
-    } catch {}
-  }
-  return total
-}
-
 const MB = 1024 * 1024
 const mb = (bytes: number) => Math.round((bytes / MB) * 10) / 10
+const TERMINAL: readonly string[] = TERMINAL_STATUSES
+const FAST_CUTOUT = { quality: 'fast', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' }
 
 const inference = await startInference({ INFERENCE_SEGMENTER: 'stub' }, values.verbose)
-const api = await startApi(inference, { verbose: values.verbose })
-const tools = await devtools(api.inspectorPort)
+// A 49 MP render takes tens of seconds on a busy machine, past the deadline of its 1 MP photo.
+const api = await startApi(inference, { verbose: values.verbose, vars: { INFERENCE_DEADLINE_BASE_MS: '600000' } })
 const wranglerPid = api.child.proc.pid as number
 const auth = { authorization: `Bearer ${api.apiKey}` }
 
-/** Runs `request` while sampling memory; the baseline is taken after a forced GC. */
-async function measure(label: string, request: () => Promise<Response>) {
-  await Promise.race([tools.collectGarbage(), sleep(2000)])
+/** V8's heap plus ArrayBuffer backing stores and workerd's own objects held by the isolate. */
+async function heapUsed(): Promise<number> {
+  const usage = await api.devtools.send<HeapUsage>('Runtime.getHeapUsage')
+  return usage.usedSize + (usage.backingStorageSize ?? 0) + (usage.embedderHeapUsedSize ?? 0)
+}
+
+function sample(heap: number): Sample {
+  const { rss, fds, sockets } = workerdUsage(wranglerPid)
+  return { heapUsed: heap, rss, fds, sockets }
+}
+
+const runs: Record<string, unknown>[] = []
+const wanted = (label: string) => !values.only || label.includes(values.only)
+const EXPORT_WIDTHS = [3000, 5000, 7000]
+
+/** Runs `work` while sampling; the baseline is taken after a forced GC. Skipped unless it matches --only. */
+async function measure(label: string, work: () => Promise<Outcome>, extra: Record<string, unknown> = {}) {
+  if (!wanted(label)) return
+  await Promise.race([api.devtools.send('HeapProfiler.collectGarbage'), sleep(2000)])
   await sleep(200)
-  const baseline: Sample = { heapUsed: await tools.heapUsed(), rss: workerdRss(wranglerPid) }
-  const peak: Sample = { ...baseline }
+  const baseline = sample(await heapUsed())
+  const peak = { ...baseline }
   let running = true
+  let lostSamples = 0
   const sampler = (async () => {
     while (running) {
-      peak.heapUsed = Math.max(peak.heapUsed, await tools.heapUsed())
-      peak.rss = Math.max(peak.rss, workerdRss(wranglerPid))
+      // A sample the inspector cannot answer (its connection is being re-made) is skipped, and counted.
+      const heap = await heapUsed().catch(() => {
+        lostSamples++
+        return 0
+      })
+      const now = sample(heap)
+      for (const k of Object.keys(peak) as (keyof Sample)[]) peak[k] = Math.max(peak[k], now[k])
       await sleep(25)
     }
   })()
   const started = performance.now()
-  const response = await request()
-  const body = await response.text()
+  const outcome = await work()
   running = false
   await sampler
   const result = {
     label,
-    status: response.status,
+    ...extra,
+    status: outcome.status,
     seconds: Math.round(performance.now() - started) / 1000,
     heapBaselineMB: mb(baseline.heapUsed),
     heapPeakMB: mb(peak.heapUsed),
@@ -161,50 +138,135 @@ async function measure(label: string, request: () => Promise<Response>) {
     rssBaselineMB: mb(baseline.rss),
     rssPeakMB: mb(peak.rss),
     rssGrowthMB: mb(peak.rss - baseline.rss),
+    fdsBaseline: baseline.fds,
+    fdsPeak: peak.fds,
+    socketsBaseline: baseline.sockets,
+    socketsPeak: peak.sockets,
+    ...(lostSamples ? { heapSamplesLost: lostSamples } : {}),
   }
-  if (response.status >= 300) console.error(`${label}: ${response.status} ${body.slice(0, 300)}`)
+  if (outcome.detail) console.error(`${label}: ${outcome.status} ${outcome.detail.slice(0, 300)}`)
   console.log(result)
-  return result
+  runs.push(result)
+}
+
+/** A request's status, with its body when it failed. */
+async function answered(response: Response): Promise<Outcome> {
+  const body = await response.text()
+  return { status: response.status, detail: response.status >= 300 ? body : undefined }
+}
+
+/** Polls `path` (a job, an export) until it ends; its final status, with its error when it did not succeed. */
+async function followed(path: string): Promise<Outcome> {
+  for (;;) {
+    const res = await fetch(`${api.url}${path}`, { headers: auth })
+    const body = (await res.json()) as { status: string; error?: unknown }
+    if (TERMINAL.includes(body.status)) {
+      return { status: body.status, detail: body.status === 'succeeded' ? undefined : JSON.stringify(body.error) }
+    }
+    await sleep(500)
+  }
+}
+
+function removal(image: Buffer, name: string, prefer: string): Promise<Response> {
+  const form = new FormData()
+  form.set('image', new Blob([image], { type: name.endsWith('.png') ? 'image/png' : 'image/jpeg' }), name)
+  form.set('options', JSON.stringify(FAST_CUTOUT))
+  return fetch(`${api.url}/v1/removals`, {
+    method: 'POST',
+    headers: { ...auth, 'idempotency-key': crypto.randomUUID(), prefer },
+    body: form,
+  })
+}
+
+/** A removal of `image` followed to its end, its result stored: the job's id. */
+async function removed(image: Buffer, name: string): Promise<string> {
+  const { id } = (await (await removal(image, name, 'respond-async')).json()) as { id: string }
+  const end = await followed(`/v1/jobs/${id}`)
+  if (end.status !== 'succeeded') throw new Error(`removal of ${name}: ${end.status} ${end.detail}`)
+  return id
 }
 
 try {
   const image = await largePng()
   console.log(`image: ${mb(image.length)} MB PNG (limit ${mb(MAX_IMAGE_BYTES)} MB)`)
 
-  const upload = await measure('upload', async () => {
+  await measure('upload', async () => {
     const reserved = await fetch(`${api.url}/v1/uploads`, { method: 'POST', headers: auth })
     const { id } = (await reserved.json()) as { id: string }
-    return fetch(`${api.url}/v1/uploads/${id}/content`, {
-      method: 'PUT',
-      headers: { ...auth, 'content-type': 'image/png' },
-      body: image,
-    })
+    return answered(
+      await fetch(`${api.url}/v1/uploads/${id}/content`, {
+        method: 'PUT',
+        headers: { ...auth, 'content-type': 'image/png' },
+        body: image,
+      }),
+    )
   })
 
-  // Before the removal: its job runs on in the Worker's Durable Object after the 202 and would
+  // Before any removal: a job runs on in the Worker's Durable Object after its 202 and would
   // share the isolate (and its CPU) with this request.
   const reference = await largePng(24 * MB)
   console.log(`catalog reference: ${mb(reference.length)} MB PNG, sent twice`)
-  const catalog = await measure('catalog', () => {
+  await measure('catalog', async () => {
     const form = new FormData()
     for (const name of ['front.png', 'back.png']) {
       form.append('references', new Blob([reference], { type: 'image/png' }), name)
     }
     form.set('width', '512')
     form.set('height', '512')
-    return fetch(`${api.url}/v1/catalog-images`, { method: 'POST', headers: auth, body: form })
+    return answered(await fetch(`${api.url}/v1/catalog-images`, { method: 'POST', headers: auth, body: form }))
   })
 
-  const multipart = await measure('multipart', () => {
-    const form = new FormData()
-    form.set('image', new Blob([image], { type: 'image/png' }), 'large.png')
-    form.set('options', JSON.stringify({ quality: 'fast', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' }))
-    return fetch(`${api.url}/v1/removals`, {
-      method: 'POST',
-      headers: { ...auth, 'idempotency-key': crypto.randomUUID(), prefer: 'respond-async' },
-      body: form,
-    })
+  let multipartJob: string | undefined
+  await measure('multipart', async () => {
+    const response = await removal(image, 'large.png', 'respond-async')
+    const body = await response.text()
+    if (response.status === 202) multipartJob = (JSON.parse(body) as { id: string }).id
+    return { status: response.status, detail: response.status >= 300 ? body : undefined }
   })
+  // The rest of that job (its cutout made and stored) is the largest removal result.
+  if (multipartJob) {
+    await measure(`removal-result-${Math.round(mb(image.length))}mb`, () => followed(`/v1/jobs/${multipartJob}`), {
+      sourceBytes: image.length,
+    })
+  }
+  const smaller = await largePng(12 * MB)
+  await measure(
+    `removal-result-${Math.round(mb(smaller.length))}mb`,
+    async () => {
+      const response = await removal(smaller, 'smaller.png', 'respond-async')
+      const { id } = (await response.json()) as { id: string }
+      return followed(`/v1/jobs/${id}`)
+    },
+    { sourceBytes: smaller.length },
+  )
+
+  // Exports: a project from a removal of the sample photo, rendered ever larger.
+  if (EXPORT_WIDTHS.some((width) => wanted(`export-psd-${width}`))) {
+    const jobId = await removed(readFileSync(new URL('../examples/photo.jpg', import.meta.url)), 'photo.jpg')
+    const project = (await (
+      await fetch(`${api.url}/v1/projects`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ jobId }),
+      })
+    ).json()) as { id: string }
+    for (const width of EXPORT_WIDTHS) {
+      await measure(
+        `export-psd-${width}`,
+        async () => {
+          const response = await fetch(`${api.url}/v1/projects/${project.id}/exports`, {
+            method: 'POST',
+            headers: { ...auth, 'content-type': 'application/json', prefer: 'wait=8' },
+            body: JSON.stringify({ format: 'psd', recipe: { version: 1, width } }),
+          })
+          if (response.status !== 201 && response.status !== 202) return answered(response)
+          const { id } = (await response.json()) as { id: string }
+          return followed(`/v1/projects/${project.id}/exports/${id}`)
+        },
+        { width },
+      )
+    }
+  }
 
   const out = {
     name: values.name,
@@ -212,16 +274,16 @@ try {
     imageBytes: image.length,
     isolateLimitMB: 128,
     catalogReferenceBytes: reference.length,
-    runs: [upload, catalog, multipart],
+    runs,
     note:
-      'heap = the Worker isolate’s V8 heap + ArrayBuffer backing stores + embedder objects (Runtime.getHeapUsage); rss = the whole workerd process ' +
-      '(all isolates, Durable Objects, local R2/D1 simulators), so an upper bound for one isolate.',
+      'heap = the Worker isolate’s V8 heap + ArrayBuffer backing stores + embedder objects (Runtime.getHeapUsage); rss, fds and sockets = ' +
+      'both workerd processes of wrangler dev (its proxy, which serves the port, and the runtime with all isolates, Durable Objects and ' +
+      'the local R2/D1 simulators), so an upper bound for one isolate. Network inspection off, as npm start runs it (scripts/lib/inspector-guard.ts).',
   }
   const file = `${RESULTS_DIR}worker-memory-${values.name}.json`
   writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`)
   console.log(`wrote ${file}`)
 } finally {
-  tools.close()
   await api.stop()
   await inference.stop()
 }

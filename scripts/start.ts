@@ -12,6 +12,8 @@
  * JSON endpoint the SSRF guard resolves names with; default wrangler.toml's public resolver).
  * The Worker's inference deadlines and retries (INFERENCE_READY_TIMEOUT_MS, INFERENCE_DEADLINE_*,
  * INFERENCE_MAX_ATTEMPTS, INFERENCE_RETRY_BASE_MS, INFERENCE_RETRY_AFTER_MS; src/services/deadlines.ts) pass through when set.
+ * wrangler's network inspection is kept off (scripts/lib/inspector-guard.ts: with it on, one large
+ * result took the stack down); WORKER_DEVTOOLS=1 leaves wrangler's inspector to Chrome DevTools.
  * Secrets never go on a command line: they live in .wrangler/dev-secrets.json and .dev.vars.
  */
 import { createRequire } from 'node:module'
@@ -28,8 +30,10 @@ import {
   type DevKeyState,
 } from './lib/local-state'
 import { buildWeb } from './build-web'
+import { guardInspector, type InspectorGuard } from './lib/inspector-guard'
 import { startBanner } from './lib/start-banner'
 import {
+  freePort,
   launcherPids,
   portFree,
   runCaptured,
@@ -182,12 +186,14 @@ async function seed(): Promise<DevKeyState> {
 const children: Child[] = []
 /** The inference server's current run (supervised: a new one after each restart). */
 let inferenceRun: Child | undefined
+let inspectorGuard: InspectorGuard | undefined
 let shuttingDown = false
 
 async function shutdown(code: number, reason: string): Promise<never> {
   if (!shuttingDown) {
     shuttingDown = true
     log(`${reason}; stopping…`)
+    inspectorGuard?.close()
     const running = [...children, ...(inferenceRun ? [inferenceRun] : [])]
     await Promise.all(running.filter((c) => c.proc.pid).map((c) => stopChild(c)))
     log('stopped')
@@ -260,6 +266,7 @@ async function main(): Promise<void> {
   }
 
   const [node, ...pre] = nodeForWrangler
+  const inspectorPort = await freePort(HOST)
   const edge = startChild(
     'wrangler dev',
     '[edge]',
@@ -273,6 +280,8 @@ async function main(): Promise<void> {
       String(edgePort),
       '--persist-to',
       stateDir,
+      '--inspector-port',
+      String(inspectorPort),
       '--var',
       `INFERENCE_URL:http://${HOST}:${inferencePort}`,
       // Unset: wrangler.toml's DNS_RESOLVER_URL (the production default) applies.
@@ -289,8 +298,26 @@ async function main(): Promise<void> {
     if (!shuttingDown) await shutdown(1, 'wrangler dev did not answer /health/live')
     return
   }
+  await keepNetworkInspectionOff(inspectorPort)
 
   process.stdout.write(startBanner({ baseUrl, apiKey: key.apiKey, root: ROOT }))
+}
+
+/** See scripts/lib/inspector-guard.ts; a stack without the guard still runs, and says what it risks. */
+async function keepNetworkInspectionOff(port: number): Promise<void> {
+  if (process.env.WORKER_DEVTOOLS === '1') {
+    log(
+      `WORKER_DEVTOOLS=1: wrangler's inspector (127.0.0.1:${port}) is free for DevTools; network inspection stays on, so a large result can exhaust the Worker's sockets`,
+    )
+    return
+  }
+  try {
+    inspectorGuard = await guardInspector(port, { log })
+  } catch (err) {
+    log(
+      `warning: could not turn wrangler's network inspection off (${err instanceof Error ? err.message : String(err)}); a large result can exhaust the Worker's sockets`,
+    )
+  }
 }
 
 main().catch((err) => {

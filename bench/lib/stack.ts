@@ -10,6 +10,7 @@ import { execFile } from 'node:child_process'
 import { mkdirSync, rmSync } from 'node:fs'
 import { promisify } from 'node:util'
 import { buildWeb } from '../../scripts/build-web'
+import { guardInspector, type InspectorGuard } from '../../scripts/lib/inspector-guard'
 import { freePort, ROOT, startChild, stopChild, waitForOk, type Child } from './util.js'
 
 const run = promisify(execFile)
@@ -56,6 +57,11 @@ export interface ApiStack {
   apiKey: string
   /** The Worker's DevTools port (`wrangler dev --inspector-port`): heap usage, profiles. */
   inspectorPort: number
+  /**
+   * The DevTools session on it that keeps network inspection off, as `npm start` does
+   * (scripts/lib/inspector-guard.ts); the one client the inspector admits, so read the heap through it.
+   */
+  devtools: InspectorGuard
   child: Child
   stop(): Promise<void>
   /**
@@ -153,12 +159,18 @@ export async function startApi(inference: InferenceServer, options: ApiOptions |
     })
     return child
   }
+  const child = await launch()
+  const devtools = await guardInspector(inspector, { log: (m) => console.log(`[bench] ${m}`) })
   const stack: ApiStack = {
     url,
     apiKey,
     inspectorPort: inspector,
-    child: await launch(),
-    stop: () => stopChild(stack.child),
+    devtools,
+    child,
+    stop: () => {
+      devtools.close()
+      return stopChild(stack.child)
+    },
     async restart(downMs = 0) {
       await stopChild(stack.child)
       await new Promise((resolve) => setTimeout(resolve, downMs))

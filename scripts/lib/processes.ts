@@ -109,6 +109,18 @@ export function portFree(port: number, host = '127.0.0.1'): Promise<boolean> {
   })
 }
 
+/** A port on host that nothing listens on now, chosen by the OS. */
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.once('error', reject)
+    srv.listen(0, host, () => {
+      const { port } = srv.address() as { port: number }
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
 /**
  * Polls `url` until it answers 200, the child exits, or the time is up. Returns whether it answered.
  */

@@ -73,21 +73,72 @@ export function encodeFrame(frame: Frame, bytes?: Uint8Array): Uint8Array {
 /** A frame as read: an `output` carries its bytes as a stream that must be read before the next frame. */
 export type ReadFrame = Exclude<Frame, OutputFrame> | (OutputFrame & { body: ReadableStream<Uint8Array> })
 
+/** The most read at once: a header's read, and each read of an output's bytes. */
+const HEADER_READ_BYTES = 64 * 1024
+const OUTPUT_READ_BYTES = 1024 * 1024
+
+/** Reads of a body: up to `max` bytes, waiting for `min` of them when it can; undefined at its end. */
+interface ByteSource {
+  read(max: number, min: number): Promise<Uint8Array | undefined>
+  release(): void
+}
+
 /**
- * Reads frames from an answer's body, holding at most one network chunk beyond what is asked,
- * so an output streams through (into R2) without being buffered whole.
+ * A body's bytes in reads as large as asked where the stream allows it: a byte stream (workerd's
+ * and undici's bodies) is read into our own buffers, `min` at a time with workerd's `readAtLeast`,
+ * so a 200 MB output is 200 reads rather than the 50,000 chunks of 4 KiB it arrives in (each a
+ * trip through the stream machinery of the Worker's isolate). Other streams, chunk by chunk.
+ */
+function byteSource(body: ReadableStream<Uint8Array>): ByteSource {
+  let byob: (Omit<ReadableStreamBYOBReader, 'readAtLeast'> & { readAtLeast?: ReadAtLeast }) | undefined
+  try {
+    byob = body.getReader({ mode: 'byob' }) as typeof byob
+  } catch {
+    byob = undefined // not a byte stream
+  }
+  if (!byob) {
+    const reader = body.getReader()
+    return {
+      read: async () => {
+        const { done, value } = await reader.read()
+        return done ? undefined : value
+      },
+      release: () => reader.releaseLock(),
+    }
+  }
+  const bytes = byob
+  return {
+    async read(max, min) {
+      const view = new Uint8Array(max)
+      const { value } = bytes.readAtLeast && min > 1 ? await bytes.readAtLeast(min, view) : await bytes.read(view)
+      return value?.byteLength ? value : undefined
+    },
+    release: () => bytes.releaseLock(),
+  }
+}
+
+type ReadAtLeast = (min: number, view: Uint8Array) => Promise<{ done: boolean; value?: Uint8Array }>
+
+/**
+ * Reads frames from an answer's body, holding at most one read beyond what is asked, so an output
+ * streams through (into R2) without being buffered whole.
  */
 export async function* readFrames(body: ReadableStream<Uint8Array>): AsyncGenerator<ReadFrame> {
-  const reader = body.getReader()
-  let buffer = new Uint8Array(0)
+  const source = byteSource(body)
+  let buffer: Uint8Array = new Uint8Array(0)
   let ended = false
 
-  const fill = async (): Promise<boolean> => {
+  /** Appends one read to what is held; false at the body's end. */
+  const fill = async (max = HEADER_READ_BYTES, min = 1): Promise<boolean> => {
     if (ended) return false
-    const { done, value } = await reader.read()
-    if (done) {
+    const value = await source.read(max, min)
+    if (!value) {
       ended = true
       return false
+    }
+    if (!buffer.byteLength) {
+      buffer = value
+      return true
     }
     const next = new Uint8Array(buffer.byteLength + value.byteLength)
     next.set(buffer)
@@ -122,13 +173,18 @@ export async function* readFrames(body: ReadableStream<Uint8Array>): AsyncGenera
             controller.close()
             return
           }
-          if (!buffer.byteLength && !(await fill())) {
+          // The output's own bytes are read only once those held are passed on, and never
+          // beyond its end: the server sends them all, so waiting for them is safe.
+          const want = Math.min(remaining, OUTPUT_READ_BYTES)
+          if (!buffer.byteLength && !(await fill(want, want))) {
             controller.error(new Error(`The answer ended ${remaining} bytes short of output ${frame.name}`))
             return
           }
           const take = Math.min(remaining, buffer.byteLength)
-          controller.enqueue(buffer.slice(0, take))
-          buffer = buffer.subarray(take)
+          const chunk = take === buffer.byteLength ? buffer : buffer.slice(0, take)
+          // What is passed on may be taken over by its reader: nothing of it is kept here.
+          buffer = take === buffer.byteLength ? new Uint8Array(0) : buffer.subarray(take)
+          controller.enqueue(chunk)
           remaining -= take
           if (remaining === 0) {
             drained = true
@@ -140,6 +196,6 @@ export async function* readFrames(body: ReadableStream<Uint8Array>): AsyncGenera
       if (!drained) throw new Error(`Output ${frame.name} was not read before the next frame`)
     }
   } finally {
-    reader.releaseLock()
+    source.release()
   }
 }

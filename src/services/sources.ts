@@ -7,6 +7,7 @@
 import { ApiError } from '../errors'
 import { MAX_IMAGE_BYTES, MAX_PIXELS, MIN_SIDE, SNIFF_BYTES, sniffImage } from '../lib/image-sniff'
 import { toBase64Url } from '../lib/crypto'
+import { putHashed } from '../lib/storage'
 import type { FileSink } from '../lib/multipart-stream'
 import type { StoredObject } from '../jobs/kind'
 
@@ -57,8 +58,8 @@ export async function storeBytes(
 }
 
 /**
- * Streams a body of declared length into R2: the head is sniffed first, then the rest flows
- * through a SHA-256 digest and a FixedLengthStream (R2 needs the length up front). A body that
+ * Streams a body of declared length into R2: the head is sniffed first, then the whole goes
+ * through `putHashed` (hashed on the way, in pieces; R2 needs the length up front). A body that
  * ends early or runs long fails the put, so a truncated upload is never stored.
  */
 export async function storeStream(
@@ -98,16 +99,8 @@ export async function storeStream(
       return reader.cancel(reason)
     },
   })
-  const [toDigest, toStore] = replay.tee()
-  const digest = new crypto.DigestStream('SHA-256')
-  const fixed = new FixedLengthStream(length)
   try {
-    const [hash] = await Promise.all([
-      toDigest.pipeTo(digest).then(() => digest.digest),
-      toStore.pipeTo(fixed.writable),
-      bucket.put(key, fixed.readable, { httpMetadata: { contentType: mimeType } }),
-    ])
-    const sha256 = toBase64Url(hash)
+    const { sha256 } = await putHashed(bucket, key, replay, length, mimeType)
     return { key, size: length, sha256, mimeType }
   } catch (err) {
     await bucket.delete(key).catch(() => undefined)
