@@ -19,9 +19,14 @@ export interface Services {
 
 export function createServices(env: Env, overrides: Partial<Services> = {}): Services {
   const config = overrides.config ?? loadConfig(env)
+  // Made on first use: most requests (reads, the documents) never call the inference server.
+  let inference = overrides.inference
   return {
     config,
-    inference: overrides.inference ?? InferenceClient.fromEnv(env, config),
+    get inference() {
+      inference ??= InferenceClient.fromEnv(env, config)
+      return inference
+    },
     now: overrides.now ?? (() => Date.now()),
   }
 }
