@@ -37,10 +37,14 @@ afterAll(async () => {
 
 type Link = { label: string; href: string; current: boolean }
 
-/** The visible links of the page's header navigation, in order. */
+/**
+ * The visible links of the page's site header (scripts/lib/site-header.ts), in order. The site
+ * header is `header.bar`: a page's own content may hold other `<header>`s (the API reference's
+ * operations on /docs do), but it has exactly one site header.
+ */
 async function navLinks(page: Page): Promise<Link[]> {
-  expect(await page.locator('header').count()).toBe(1)
-  const links = page.locator('header nav a')
+  expect(await page.locator('header.bar').count()).toBe(1)
+  const links = page.locator('header.bar nav a')
   const out: Link[] = []
   for (let i = 0; i < (await links.count()); i++) {
     const link = links.nth(i)
