@@ -16,6 +16,7 @@ import { MAX_REFERENCES } from '../contract/catalog-limits'
 import { MAX_IMAGE_BYTES, MAX_JSON_BODY_BYTES } from '../contract/limits'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
+import { concatBytes } from '../lib/bytes'
 
 /**
  * The most of a refused body read to its end: the largest body any operation takes (four catalog
@@ -139,11 +140,5 @@ async function readAtMost(body: ReadableStream<Uint8Array>, limit: number): Prom
   } finally {
     reader.releaseLock()
   }
-  const bytes = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return bytes
+  return concatBytes(chunks, size)
 }

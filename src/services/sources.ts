@@ -5,6 +5,7 @@
  * their length is known so the Worker never holds a 50 MB image it does not have to.
  */
 import { ApiError } from '../errors'
+import { concatBytes } from '../lib/bytes'
 import { MAX_IMAGE_BYTES, MAX_PIXELS, MIN_SIDE, SNIFF_BYTES, sniffImage } from '../lib/image-sniff'
 import { toBase64Url } from '../lib/crypto'
 import { putHashed } from '../lib/storage'
@@ -81,7 +82,7 @@ export async function storeStream(
       headSize += r.value.byteLength
     }
   }
-  const { mimeType } = checkImageHead(concat(head, headSize))
+  const { mimeType } = checkImageHead(concatBytes(head, headSize))
   if (headSize > length || (done && headSize < length)) {
     throw new ApiError('invalid_input', `Expected ${length} bytes (Content-Length) but received ${headSize}`)
   }
@@ -195,7 +196,7 @@ export class StagedPart implements FileSink {
 
   /** Checks the head held so far; false (and the bytes dropped) when it is refused. */
   private sniff(): boolean {
-    const head = concat(this.chunks, this.buffered).subarray(0, SNIFF_BYTES)
+    const head = concatBytes(this.chunks, this.buffered).subarray(0, SNIFF_BYTES)
     try {
       this.mimeType = checkImageHead(head, this.field).mimeType
       return true
@@ -215,7 +216,7 @@ export class StagedPart implements FileSink {
 
   /** The first `size` bytes held, as one array; the rest stay held. */
   private take(size: number): Uint8Array {
-    const out = concat(this.chunks, size)
+    const out = concatBytes(this.chunks, size)
     let rest = this.buffered - size
     const kept: Uint8Array[] = []
     for (let i = this.chunks.length - 1; i >= 0 && rest > 0; i--) {
@@ -227,19 +228,6 @@ export class StagedPart implements FileSink {
     this.buffered -= size
     return out
   }
-}
-
-/** The first `size` bytes of `chunks`, as one array. */
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(size)
-  let offset = 0
-  for (const c of chunks) {
-    if (offset >= size) break
-    const piece = c.byteLength <= size - offset ? c : c.subarray(0, size - offset)
-    out.set(piece, offset)
-    offset += piece.byteLength
-  }
-  return out
 }
 
 /**

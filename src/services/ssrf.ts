@@ -19,6 +19,7 @@
  */
 import { classifyIp, endsInNumber } from '../lib/ip'
 import { withoutQuery } from '../lib/failure'
+import { concatBytes } from '../lib/bytes'
 
 export const DEFAULT_MAX_REDIRECTS = 5
 const ALLOWED_PROTOCOLS = new Set(['http:', 'https:'])
@@ -347,13 +348,7 @@ async function readAll(body: ReadableStream<Uint8Array>): Promise<Uint8Array> {
     chunks.push(chunk)
     size += chunk.byteLength
   }
-  const out = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    out.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return out
+  return concatBytes(chunks, size)
 }
 
 export interface GuardedPostOptions extends UrlCheckOptions {
