@@ -19,12 +19,12 @@ import { inferenceCall } from '../middleware/trace'
 import { acceptContext } from '../routes/job-route'
 import { IdParams, SourceUrl, Uuid } from '../schemas/common'
 import { JobListQuery } from '../schemas/job'
-import { RemovalOptionsSchema } from '../schemas/removal'
+import { REMOVAL_SOURCES, RemovalOptionsSchema } from '../schemas/removal'
 import { UploadRequestSchema } from '../schemas/upload'
 import type { RouteKey } from '../services/access'
 import { makeCatalogImageKeyed, randomSeed } from '../services/catalog'
 import { getUsage } from '../services/credits'
-import { resolveSource, sourceFromJson } from '../services/job-sources'
+import { resolveSource, sourcesFromJson } from '../services/job-sources'
 import { findJob, listJobs } from '../services/job-store'
 import { toJob } from '../services/job-view'
 import { cancelJob } from '../services/jobs'
@@ -90,7 +90,7 @@ const removeBackground = tool({
   routes: ['POST /v1/removals', 'POST /v1/uploads/{id}/complete'],
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async run(c, args) {
-    const source = sourceFromJson(args, { sourceUrl: 'sourceUrl', uploadId: 'uploadId' })
+    const { source } = sourcesFromJson(args, REMOVAL_SOURCES)
     if (source.kind === 'upload') await completedUpload(c, source.uploadId, 'uploadId')
     // REST requires the key; a tool call that sends none gets a fresh one: each call is one job.
     const key = args.idempotencyKey ?? crypto.randomUUID()

@@ -4,20 +4,110 @@
  * (`Idempotency-Key`, `Prefer: wait`), the body's media type, and the answer — 200 with the job
  * when it ended within the wait, else 202 with `Location`.
  */
+import { createRoute, type z } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import type { AppEnv } from '../env'
 import { ApiError, errorResponses, problemContent } from '../errors'
+import { parseJsonField } from '../lib/form'
 import { isFormBody } from '../lib/multipart-stream'
-import { preferWaitSeconds } from '../lib/router'
+import { createRouter, preferWaitSeconds } from '../lib/router'
 import { deleteByPrefix } from '../lib/storage'
-import { json } from '../schemas/common'
-import { JobSchema } from '../schemas/job'
+import { authorize } from '../middleware/auth'
+import { IdempotencyHeaders, json } from '../schemas/common'
+import { type Job, JobSchema } from '../schemas/job'
+import { documentRoute, partsOf, streamedMultipart } from '../schemas/multipart'
 import type { AcceptContext, Accepted } from '../services/accept'
+import type { RouteKey } from '../services/access'
 import { requireIdempotencyKey } from '../services/idempotency'
-import { discardSourcesIfRefused, jobSourcePrefix } from '../services/job-sources'
+import {
+  discardSourcesIfRefused,
+  jobSourcePrefix,
+  type SourceInput,
+  type SourceSlots,
+  sourcesFromForm,
+  sourcesFromJson,
+} from '../services/job-sources'
+
+/** The paths of the routes `ROUTE_ACCESS` lists for POST. */
+type PostPath = RouteKey extends infer K ? (K extends `POST ${infer P}` ? P : never) : never
+
+/** How the 413, 415 and 422 of a job-creating route read for its images. */
+interface ImageProblems {
+  tooLarge: string
+  unsupported: string
+  unsafeUrl: string
+}
+
+/**
+ * A job-creating route (SPEC.md §4 Processing), as its row in SPEC.md reads: `Idempotency-Key`
+ * (required) and `Prefer: wait`; a JSON body or a multipart one with the same images and options;
+ * 200 with the job when it ended within the wait, else 202 with `Location`.
+ */
+export interface JobRouteDeclaration<S extends string, I extends JobRouteInput<S>> {
+  path: PostPath
+  operationId: string
+  summary: string
+  /** Who may call it (`optionalBearer` where an anonymous device may). */
+  security: Record<string, string[]>[]
+  /**
+   * The two bodies and where each names its images (`sources`); the JSON body's `options` member
+   * also parses the multipart `options` part (a JSON string).
+   */
+  body: { json: z.ZodObject<{ options: z.ZodType }>; multipart: z.ZodObject; sources: SourceSlots<S> }
+  images: ImageProblems
+  /** The kind's accept (`services/<resource>.ts`), given each image's source and the options. */
+  accept: (ctx: AcceptContext, input: I) => Promise<Accepted<Job>>
+}
+
+/** What a job-creating route hands its accept: each named image's source, and the options. */
+export type JobRouteInput<S extends string> = Record<S, SourceInput> & { options: unknown }
+
+/** The router serving (and documenting) one job-creating route. */
+export function jobRoute<S extends string, I extends JobRouteInput<S>>(declared: JobRouteDeclaration<S, I>) {
+  const { body, accept } = declared
+  const route = createRoute({
+    method: 'post',
+    path: declared.path,
+    operationId: declared.operationId,
+    summary: declared.summary,
+    tags: ['Processing'],
+    security: declared.security,
+    middleware: [authorize(`POST ${declared.path}`)] as const,
+    request: {
+      headers: IdempotencyHeaders,
+      // Not `required`: zod-openapi would then run both validators on every request. The media-type
+      // gate still refuses other types, and an absent body is refused in the handler.
+      body: {
+        required: false,
+        content: {
+          'application/json': { schema: body.json },
+          'multipart/form-data': { schema: body.multipart },
+        },
+      },
+    },
+    responses: jobCreatedResponses(declared.images),
+  })
+  const parts = partsOf(body.multipart)
+  const fromJson = (raw: Record<string, unknown>) =>
+    ({ ...sourcesFromJson(raw, body.sources), options: raw.options }) as I
+  const fromForm = async (c: Context<AppEnv>, jobId: string) => {
+    const { texts, sources } = await sourcesFromForm(c.req.raw, c.env.BUCKET, parts, jobId, body.sources)
+    return { ...sources, options: parseJsonField(texts.options, body.json.shape.options) } as I
+  }
+  const router = createRouter()
+  documentRoute(router, route)
+  return router.openapi(streamedMultipart(route), async (c) => {
+    const { ctx, multipart } = jobRequest(c, c.req.valid('header'))
+    const accepted = multipart
+      ? await acceptStreamed(ctx, (jobId) => fromForm(c, jobId), accept)
+      : await accept(ctx, fromJson(c.req.valid('json') as Record<string, unknown>))
+    acceptedHeaders(c, accepted, ctx.waitSeconds)
+    return accepted.finished ? c.json(accepted.job, 200) : c.json(accepted.job, 202)
+  })
+}
 
 /** The responses of a job-creating route; `images` describes its 413/415/422 for its image fields. */
-export function jobCreatedResponses(images: { tooLarge: string; unsupported: string; unsafeUrl: string }) {
+export function jobCreatedResponses(images: ImageProblems) {
   return {
     200: json(JobSchema, 'The job finished within the bounded wait'),
     202: {

@@ -72,7 +72,7 @@ export const json = <T extends z.ZodType>(schema: T, description: string, exampl
 /**
  * "Exactly one of sourceUrl or uploadId", said to the document as a `oneOf` of the two members
  * (a body with both matches both branches, one with neither matches none). Document only: the
- * handler checks it (services/job-sources.ts `sourceFromJson`) and names the member in its 400,
+ * handler checks it (services/job-sources.ts `sourcesFromJson`) and names the member in its 400,
  * which a zod union would word differently.
  */
 export const ONE_SOURCE = {

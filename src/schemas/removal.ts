@@ -5,6 +5,7 @@
  */
 import { z } from '@hono/zod-openapi'
 import * as contract from '../contract/options'
+import type { SourceSlots } from '../services/job-sources'
 import { ONE_SOURCE, SourceUrl, Uuid } from './common'
 import { filePart, multipartSchema } from './multipart'
 
@@ -35,3 +36,6 @@ export const RemovalMultipartSchema = multipartSchema('RemovalMultipart', {
   image: filePart('JPEG, PNG, WebP, AVIF, HEIC or HEIF; ≤ 50 MB, ≤ 25 MP'),
   options: z.string().openapi({ description: 'JSON-encoded RemovalOptions', example: JSON.stringify(EXAMPLE_OPTIONS) }),
 })
+
+/** The removal's one image: the JSON body's own `sourceUrl | uploadId`, or the file part `image`. */
+export const REMOVAL_SOURCES = { source: { part: 'image' } } as const satisfies SourceSlots

@@ -6,6 +6,7 @@
  */
 import { z } from '@hono/zod-openapi'
 import * as contract from '../contract/tryon'
+import type { SourceSlots } from '../services/job-sources'
 import { ONE_SOURCE, SourceUrl, Uuid } from './common'
 import { filePart, multipartSchema } from './multipart'
 
@@ -39,3 +40,9 @@ export const TryOnMultipartSchema = multipartSchema('TryOnMultipart', {
   garment: filePart('A photo of the garment (flat lay or product shot); same limits'),
   options: z.string().openapi({ description: 'JSON-encoded TryOnOptions', example: JSON.stringify(EXAMPLE_OPTIONS) }),
 })
+
+/** The try-on's two images: each a JSON member holding a Source, or a file part of the same name. */
+export const TRY_ON_SOURCES = {
+  person: { member: 'person', part: 'person' },
+  garment: { member: 'garment', part: 'garment' },
+} as const satisfies SourceSlots

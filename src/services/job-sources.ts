@@ -54,8 +54,104 @@ export interface SourceFields {
   file: string
 }
 
+/**
+ * One image a job-creating request names (SPEC.md §2 Source): the JSON member that holds its
+ * `{sourceUrl | uploadId}` (none: the body's own members), and the multipart file part carrying it.
+ */
+export interface SourceSlot {
+  member?: string
+  part: string
+}
+
+/** A request's images by name (`{ source }` for a removal, `{ person, garment }` for a try-on). */
+export type SourceSlots<S extends string = string> = Record<S, SourceSlot>
+
+/** The names a slot's errors point at. */
+function slotFields({ member, part }: SourceSlot): SourceFields {
+  const at = member ? `${member}.` : ''
+  return { uploadId: `${at}uploadId`, sourceUrl: `${at}sourceUrl`, file: part }
+}
+
+/** Where the job stores a slot's bytes (`jobSourcePrefix`): the prefix itself for one image, `<prefix>/<name>` of several. */
+function slotKey(jobId: string, slots: SourceSlots, name: string): string {
+  return Object.keys(slots).length === 1 ? jobSourcePrefix(jobId) : `${jobSourcePrefix(jobId)}/${name}`
+}
+
+const slotNames = <S extends string>(slots: SourceSlots<S>) => Object.keys(slots) as S[]
+
+/** Each slot's source from a JSON body its schema validated. */
+export function sourcesFromJson<S extends string>(
+  body: Record<string, unknown>,
+  slots: SourceSlots<S>,
+): Record<S, SourceInput> {
+  const sources = {} as Record<S, SourceInput>
+  for (const name of slotNames(slots)) {
+    const { member } = slots[name]
+    sources[name] = sourceFromJson((member ? body[member] : body) as JsonSource, slotFields(slots[name]))
+  }
+  return sources
+}
+
+/**
+ * A job's multipart body read as a stream (`readStagedForm`), each slot's file stored at its key
+ * as it arrives: its text parts, and each slot's source.
+ */
+export async function sourcesFromForm<S extends string>(
+  request: Request,
+  bucket: R2Bucket,
+  parts: Omit<StreamedFormSpec, 'openFile'>,
+  jobId: string,
+  slots: SourceSlots<S>,
+): Promise<{ texts: Record<string, string>; sources: Record<S, SourceInput> }> {
+  const nameOf = (part: string) => slotNames(slots).find((name) => slots[name].part === part) ?? part
+  const { texts, staged } = await readStagedForm(request, bucket, parts, (part) => slotKey(jobId, slots, nameOf(part)))
+  const sources = {} as Record<S, SourceInput>
+  for (const name of slotNames(slots)) sources[name] = sourceFromPart(staged[slots[name].part], slots[name].part)
+  return { texts, sources }
+}
+
+/** Stores (or finds) each slot's source, in the order the slots are named (`resolveSource`). */
+export async function resolveSources<S extends string>(
+  env: Env,
+  workspaceId: string,
+  jobId: string,
+  slots: SourceSlots<S>,
+  input: NoInfer<Record<S, SourceInput>>,
+): Promise<Record<S, StoredSource>> {
+  const stored = {} as Record<S, StoredSource>
+  for (const name of slotNames(slots)) {
+    stored[name] = await resolveSource(
+      env,
+      workspaceId,
+      slotKey(jobId, slots, name),
+      input[name],
+      slotFields(slots[name]),
+    )
+  }
+  return stored
+}
+
+/** The uploads a request's slots name, for the insert to check still there (`uploadsStillReady`). */
+export function slotUploads<S extends string>(
+  slots: SourceSlots<S>,
+  input: NoInfer<Record<S, SourceInput>>,
+): UploadRef[] {
+  return slotNames(slots).flatMap((name) => uploadRefs(input[name], slotFields(slots[name])))
+}
+
+/** What makes two requests for these slots the same for idempotency (`requestHash` of each slot's source). */
+export function slotsHash<S extends string>(
+  slots: SourceSlots<S>,
+  input: NoInfer<Record<S, SourceInput>> & { options: unknown },
+): Promise<string> {
+  const sources = Object.fromEntries(slotNames(slots).map((name) => [name, input[name]]))
+  return requestHash(sources, input.options)
+}
+
+type JsonSource = { sourceUrl?: string; uploadId?: string }
+
 /** `{sourceUrl | uploadId}` (exactly one) from a JSON body. */
-export function sourceFromJson(
+function sourceFromJson(
   body: { sourceUrl?: string; uploadId?: string },
   fields: Pick<SourceFields, 'uploadId' | 'sourceUrl'>,
 ): SourceInput {
@@ -72,7 +168,7 @@ export function sourceFromJson(
  * A job's multipart body read as a stream (`readStreamedForm`), each file part stored into R2 as
  * it arrives (`StagedPart`, one per name) at `keyOf(name)`, under the job's own prefix.
  */
-export async function readStagedForm(
+async function readStagedForm(
   request: Request,
   bucket: R2Bucket,
   parts: Omit<StreamedFormSpec, 'openFile'>,
@@ -91,7 +187,7 @@ export async function readStagedForm(
  * A multipart file part, already streamed into R2 while the body was read (`StagedPart`): missing
  * is 400; one that is plainly not a supported image is refused now, after the other parts.
  */
-export function sourceFromPart(part: StagedPart | undefined, field: string): SourceInput {
+function sourceFromPart(part: StagedPart | undefined, field: string): SourceInput {
   if (!part) throw new ApiError('invalid_input', `Expected ${field} as a file part`, { field })
   if (part.refusal) throw part.refusal
   if (!part.stored) throw new Error(`Expected ${field} to be stored once its part ended`)
@@ -99,7 +195,7 @@ export function sourceFromPart(part: StagedPart | undefined, field: string): Sou
 }
 
 /** The upload a source names (none for a file or a URL), with the field that names it. */
-export function uploadRefs(input: SourceInput, fields: Pick<SourceFields, 'uploadId'>): UploadRef[] {
+function uploadRefs(input: SourceInput, fields: Pick<SourceFields, 'uploadId'>): UploadRef[] {
   return input.kind === 'upload' ? [{ id: input.uploadId, field: fields.uploadId }] : []
 }
 
@@ -110,14 +206,14 @@ export const sourceRef = ({ key, size, sha256 }: StoredSource) => ({ key, size, 
  * What makes two requests the same for idempotency: each named source's fingerprint, then the
  * options (`{ source, options }` for a removal, `{ person, garment, options }` for a try-on).
  */
-export async function requestHash(sources: Record<string, SourceInput>, options: unknown): Promise<string> {
+async function requestHash(sources: Record<string, SourceInput>, options: unknown): Promise<string> {
   const named: Record<string, unknown> = {}
   for (const [name, source] of Object.entries(sources)) named[name] = await sourceFingerprint(source)
   return sha256Hex(JSON.stringify({ ...named, options }))
 }
 
 /** What identifies a source for idempotency: a file by its bytes, the others by their reference. */
-export async function sourceFingerprint(input: SourceInput): Promise<string> {
+async function sourceFingerprint(input: SourceInput): Promise<string> {
   switch (input.kind) {
     case 'file':
       // Hex, as when the bytes were hashed here: a retry across the change still replays.

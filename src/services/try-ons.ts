@@ -7,8 +7,9 @@
 import { MAX_SEED } from '../contract/catalog'
 import type { TryOnOptions } from '../contract/tryon'
 import type { Job } from '../schemas/job'
+import { TRY_ON_SOURCES } from '../schemas/try-on'
 import { type AcceptContext, type Accepted, acceptJobs, publicJob } from './accept'
-import { jobSourcePrefix, resolveSource, requestHash, type SourceInput, sourceRef, uploadRefs } from './job-sources'
+import { resolveSources, type SourceInput, slotsHash, slotUploads, sourceRef } from './job-sources'
 
 export interface TryOnInput {
   person: SourceInput
@@ -16,25 +17,13 @@ export interface TryOnInput {
   options: TryOnOptions
 }
 
-const fieldsOf = (name: 'person' | 'garment') => ({
-  uploadId: `${name}.uploadId`,
-  sourceUrl: `${name}.sourceUrl`,
-  file: name,
-})
-
 export function acceptTryOn(ctx: AcceptContext, input: TryOnInput): Promise<Accepted<Job>> {
   const { env, auth } = ctx
   return acceptJobs(ctx, {
     kind: 'virtual_try_on',
-    idempotency: {
-      scope: 'virtual-try-ons',
-      hash: () => requestHash({ person: input.person, garment: input.garment }, input.options),
-    },
+    idempotency: { scope: 'virtual-try-ons', hash: () => slotsHash(TRY_ON_SOURCES, input) },
     async draft(jobId) {
-      const stored = (name: 'person' | 'garment') =>
-        resolveSource(env, auth.workspaceId, `${jobSourcePrefix(jobId)}/${name}`, input[name], fieldsOf(name))
-      const person = await stored('person')
-      const garment = await stored('garment')
+      const { person, garment } = await resolveSources(env, auth.workspaceId, jobId, TRY_ON_SOURCES, input)
       // Every random choice follows the seed; one is picked here when none was given.
       const options = {
         ...input.options,
@@ -51,7 +40,7 @@ export function acceptTryOn(ctx: AcceptContext, input: TryOnInput): Promise<Acce
             input: { person: sourceRef(person), garment: sourceRef(garment), options },
           },
         ],
-        uploads: [...uploadRefs(input.person, fieldsOf('person')), ...uploadRefs(input.garment, fieldsOf('garment'))],
+        uploads: slotUploads(TRY_ON_SOURCES, input),
       }
     },
     ...publicJob(ctx),

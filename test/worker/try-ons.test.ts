@@ -3,6 +3,7 @@
  * Virtual try-on): a job like a removal with two images, scopes `tryon:write` and `jobs:read`,
  * strict JSON and multipart bodies, and failures that name the image at fault.
  */
+import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { SCOPES } from '../../src/services/auth'
 import { api, expectProblem, fixtureBytes, seedWorkspace, settled, testBudget, uploadImage, usage } from './helpers'
@@ -61,6 +62,9 @@ describe('POST /v1/virtual-try-ons', () => {
         { wait: 8 },
       )
       const job = await settled(res, { key })
+      // Each image is the job's own object, named after its part (one image would be `sources/<id>`).
+      const stored = await env.BUCKET.list({ prefix: `sources/${job.id}` })
+      expect(stored.objects.map((o) => o.key).sort()).toEqual([`sources/${job.id}/garment`, `sources/${job.id}/person`])
       expect(job.status).toBe('failed')
       expect(job.error?.code).toBe('invalid_input')
       expect(job.error?.message).toMatch(/person/)
