@@ -114,3 +114,24 @@ export async function deleteByPrefix(bucket: R2Bucket, prefix: string): Promise<
     cursor = page.truncated ? page.cursor : undefined
   } while (cursor)
 }
+
+/**
+ * Runs `work`, which stores a request's bytes under `prefix` (a streamed multipart body's files, a
+ * fetched `sourceUrl`), and deletes them when it ends, however it ends, unless `kept` says a row
+ * now owns them (given `work`'s result, or undefined when it threw). The one clean-up of staged
+ * bytes: a refused, failed or replayed request leaves nothing stored.
+ */
+export async function withStaging<T>(
+  bucket: R2Bucket,
+  prefix: string,
+  work: () => Promise<T>,
+  kept: (result: T | undefined) => Promise<boolean>,
+): Promise<T> {
+  let result: T | undefined
+  try {
+    result = await work()
+    return result
+  } finally {
+    if (!(await kept(result))) await deleteByPrefix(bucket, prefix)
+  }
+}

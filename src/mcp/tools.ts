@@ -94,10 +94,10 @@ const removeBackground = tool({
     if (source.kind === 'upload') await completedUpload(c, source.uploadId, 'uploadId')
     // REST requires the key; a tool call that sends none gets a fresh one: each call is one job.
     const key = args.idempotencyKey ?? crypto.randomUUID()
-    const accepted = await acceptRemoval(acceptContext(c, key, BOUNDED_WAIT_SECONDS), {
+    const accepted = await acceptRemoval(acceptContext(c, key, BOUNDED_WAIT_SECONDS), async () => ({
       source,
       options: args.options,
-    })
+    }))
     return presentJob(c, accepted.job.id)
   },
 })

@@ -10,13 +10,12 @@ import { referenceField } from '../contract/catalog'
 import { errorResponses, problemContent } from '../errors'
 import { readStreamedForm } from '../lib/multipart-stream'
 import { createRouter } from '../lib/router'
-import { deleteByPrefix } from '../lib/storage'
 import { authorize } from '../middleware/auth'
 import { inferenceCall } from '../middleware/trace'
 import { CatalogImageListQuery, CatalogImageListSchema, CatalogMultipartSchema } from '../schemas/catalog'
 import { IdParams, json, OptionalIdempotencyHeaders } from '../schemas/common'
 import { documentRoute, partsOf, streamedMultipart } from '../schemas/multipart'
-import { catalogReferencePrefix, listCatalogImages, makeCatalogImageOnce, readCatalogImage } from '../services/catalog'
+import { listCatalogImages, makeCatalogImageOnce, readCatalogImage } from '../services/catalog'
 import { StagedPart } from '../services/sources'
 
 const security = [{ Bearer: [] }]
@@ -89,16 +88,9 @@ documentRoute(router, create)
 
 export const catalogImages = router
   .openapi(streamedMultipart(create), async (c) => {
-    // The references are staged in R2 for this one call only: gone once it ends, made or refused.
-    const prefix = catalogReferencePrefix(crypto.randomUUID())
-    let made: Awaited<ReturnType<typeof makeCatalogImageOnce>>
-    try {
-      const form = await readForm(c.req.raw, c.env.BUCKET, prefix)
-      const key = c.req.valid('header')['idempotency-key']
-      made = await makeCatalogImageOnce(c.env, c.get('auth'), form, key, inferenceCall(c))
-    } finally {
-      await deleteByPrefix(c.env.BUCKET, prefix)
-    }
+    const read = (prefix: string) => readForm(c.req.raw, c.env.BUCKET, prefix)
+    const key = c.req.valid('header')['idempotency-key']
+    const made = await makeCatalogImageOnce(c.env, c.get('auth'), read, key, inferenceCall(c))
     return c.body(made.image.body, 201, {
       ...made.image.headers,
       location: `/v1/catalog-images/${made.id}`,

@@ -11,22 +11,14 @@ import { ApiError, errorResponses, problemContent } from '../errors'
 import { parseJsonField } from '../lib/form'
 import { isFormBody } from '../lib/multipart-stream'
 import { createRouter, preferWaitSeconds } from '../lib/router'
-import { deleteByPrefix } from '../lib/storage'
 import { authorize } from '../middleware/auth'
 import { IdempotencyHeaders, json } from '../schemas/common'
 import { type Job, JobSchema } from '../schemas/job'
 import { documentRoute, partsOf, streamedMultipart } from '../schemas/multipart'
-import type { AcceptContext, Accepted } from '../services/accept'
+import type { AcceptContext, Accepted, StagedRead } from '../services/accept'
 import type { RouteKey } from '../services/access'
 import { requireIdempotencyKey } from '../services/idempotency'
-import {
-  discardSourcesIfRefused,
-  jobSourcePrefix,
-  type SourceInput,
-  type SourceSlots,
-  sourcesFromForm,
-  sourcesFromJson,
-} from '../services/job-sources'
+import { type SourceInput, type SourceSlots, sourcesFromForm, sourcesFromJson } from '../services/job-sources'
 
 /** The paths of the routes `ROUTE_ACCESS` lists for POST. */
 type PostPath = RouteKey extends infer K ? (K extends `POST ${infer P}` ? P : never) : never
@@ -55,8 +47,8 @@ export interface JobRouteDeclaration<S extends string, I extends JobRouteInput<S
    */
   body: { json: z.ZodObject<{ options: z.ZodType }>; multipart: z.ZodObject; sources: SourceSlots<S> }
   images: ImageProblems
-  /** The kind's accept (`services/<resource>.ts`), given each image's source and the options. */
-  accept: (ctx: AcceptContext, input: I) => Promise<Accepted<Job>>
+  /** The kind's accept (`services/<resource>.ts`), given how to read each image's source and the options. */
+  accept: (ctx: AcceptContext, read: StagedRead<I>) => Promise<Accepted<Job>>
 }
 
 /** What a job-creating route hands its accept: each named image's source, and the options. */
@@ -98,9 +90,10 @@ export function jobRoute<S extends string, I extends JobRouteInput<S>>(declared:
   documentRoute(router, route)
   return router.openapi(streamedMultipart(route), async (c) => {
     const { ctx, multipart } = jobRequest(c, c.req.valid('header'))
+    // A multipart body is read as a stream, its files stored under the job's prefix as they arrive.
     const accepted = multipart
-      ? await acceptStreamed(ctx, (jobId) => fromForm(c, jobId), accept)
-      : await accept(ctx, fromJson(c.req.valid('json') as Record<string, unknown>))
+      ? await accept(ctx, (jobId) => fromForm(c, jobId))
+      : await accept(ctx, async () => fromJson(c.req.valid('json') as Record<string, unknown>))
     acceptedHeaders(c, accepted, ctx.waitSeconds)
     return accepted.finished ? c.json(accepted.job, 200) : c.json(accepted.job, 202)
   })
@@ -151,25 +144,6 @@ export function acceptContext(
     idempotencyKey,
     waitSeconds,
   }
-}
-
-/**
- * Accepts a job whose multipart body is read as a stream: `read` stores its files in R2 as they
- * arrive, under `jobSourcePrefix(jobId)` of the job they are for (its id chosen first), before
- * the accept hashes, checks and holds. Whatever refuses the request (a bad part, no credits, a
- * conflict) leaves none of those bytes stored, nor does a replay, whose job has its own.
- */
-export async function acceptStreamed<I, T extends { id: string }>(
-  ctx: AcceptContext,
-  read: (jobId: string) => Promise<I>,
-  accept: (ctx: AcceptContext, input: I) => Promise<Accepted<T>>,
-): Promise<Accepted<T>> {
-  const jobId = crypto.randomUUID()
-  const accepted = await discardSourcesIfRefused(ctx.env, jobId, async () =>
-    accept({ ...ctx, jobId }, await read(jobId)),
-  )
-  if (accepted.job.id !== jobId) await deleteByPrefix(ctx.env.BUCKET, jobSourcePrefix(jobId))
-  return accepted
 }
 
 /** Sets `Location`, and `Preference-Applied` when the request asked for a wait. */

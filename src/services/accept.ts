@@ -16,8 +16,9 @@ import type { AuthContext } from './auth'
 import { getUsage, quotaExhausted } from './credits'
 import { createOnce, idempotent, requireIdempotencyKey } from './idempotency'
 import { assertProcessorAvailable, type InferenceClient } from './inference'
-import { discardSourcesIfRefused } from './job-sources'
-import { findJob, type InsertGuard, insertJobs, type NewJob } from './job-store'
+import { withStaging } from '../lib/storage'
+import { jobSourcePrefix } from './job-sources'
+import { findJob, type InsertGuard, insertJobs, jobExists, type NewJob } from './job-store'
 import { toJob } from './job-view'
 import { type JobStart, startJobs, waitForJob } from './jobs'
 import { type UploadRef, uploadsStillReady } from './uploads'
@@ -36,8 +37,8 @@ export interface AcceptContext {
   /** How long to wait for the job to end before answering (`Prefer: wait`); null: not at all. */
   waitSeconds: number | null
   /**
-   * The id the (first) job gets when it is created, chosen before the accept because a streamed
-   * multipart body stored its files under `jobSourcePrefix(jobId)` while it was read.
+   * The id the (first) job gets when it is created, chosen before the accept (`acceptStaged`)
+   * because its sources are stored under `jobSourcePrefix(jobId)` while the request is read.
    */
   jobId?: string
 }
@@ -82,8 +83,9 @@ export interface Drafted {
 
 /**
  * A kind of job-creating request. `check` runs before any credit is held or byte stored (its
- * result goes to `draft`); `draft` stores the sources under `jobSourcePrefix(jobId)` (discarded
- * if the request is refused) and names the jobs, the first with `jobId`.
+ * result goes to `draft`); `draft` names the jobs, the first with `jobId`, and may store their
+ * sources under `jobSourcePrefix(jobId)`: a spec that does is accepted through `acceptStaged`,
+ * which deletes them if the request is refused.
  */
 export interface JobSpec<T, C = undefined> {
   kind: JobKindName
@@ -98,6 +100,30 @@ export interface JobSpec<T, C = undefined> {
   location: (id: string) => string
   /** What the 503 calls it when its runner cannot be reached; without it (a batch) such jobs just end failed. */
   unscheduled?: string
+}
+
+/** Reads a request's input, storing its files under `jobSourcePrefix(jobId)` as they arrive. */
+export type StagedRead<I> = (jobId: string) => Promise<I>
+
+/**
+ * Accepts a job whose request stores its sources first: `read` (a streamed multipart body, or a
+ * JSON one) is given the job's id, chosen now, and the bytes it and the draft store (its files,
+ * a fetched `sourceUrl`) go under `jobSourcePrefix(jobId)`. They stay only with the job they are
+ * for: a request refused by anything (a bad part, no credits, a conflict) or failed before the
+ * row exists leaves none stored, nor does a replay, whose job has its own.
+ */
+export async function acceptStaged<I, T extends { id: string }>(
+  ctx: AcceptContext,
+  read: StagedRead<I>,
+  accept: (ctx: AcceptContext, input: I) => Promise<Accepted<T>>,
+): Promise<Accepted<T>> {
+  const jobId = crypto.randomUUID()
+  return withStaging(
+    ctx.env.BUCKET,
+    jobSourcePrefix(jobId),
+    async () => accept({ ...ctx, jobId }, await read(jobId)),
+    async (accepted) => (accepted ? accepted.job.id === jobId : jobExists(ctx.env.DB, jobId)),
+  )
 }
 
 export async function acceptJobs<T, C = undefined>(ctx: AcceptContext, spec: JobSpec<T, C>): Promise<Accepted<T>> {
@@ -160,18 +186,16 @@ async function insertAndStart<T, C>(ctx: AcceptContext, spec: JobSpec<T, C>): Pr
   const refund = anonymous ? await takeAllowance(env, auth) : null
   try {
     const jobId = ctx.jobId ?? crypto.randomUUID()
-    return await discardSourcesIfRefused(env, jobId, async () => {
-      const drafted = await spec.draft(jobId, checked)
-      await insertDrafted(ctx, drafted, holds)
-      const unstarted = await startJobs(
-        env,
-        drafted.jobs.map((job) => jobStart(ctx, job)),
-      )
-      if (unstarted && spec.unscheduled) {
-        throw new ApiError('processor_unavailable', `The ${spec.unscheduled} could not be scheduled`, { retryAfter: 1 })
-      }
-      return drafted.id ?? jobId
-    })
+    const drafted = await spec.draft(jobId, checked)
+    await insertDrafted(ctx, drafted, holds)
+    const unstarted = await startJobs(
+      env,
+      drafted.jobs.map((job) => jobStart(ctx, job)),
+    )
+    if (unstarted && spec.unscheduled) {
+      throw new ApiError('processor_unavailable', `The ${spec.unscheduled} could not be scheduled`, { retryAfter: 1 })
+    }
+    return drafted.id ?? jobId
   } catch (err) {
     await refund?.()
     throw err

@@ -21,7 +21,7 @@ import { ApiError, issueToApiError } from '../errors'
 import { sourcePart } from '../jobs/kind'
 import { fromBase64Url, sha256Hex, toHex } from '../lib/crypto'
 import { listPage } from '../lib/cursor'
-import { putHashed } from '../lib/storage'
+import { putHashed, withStaging } from '../lib/storage'
 import { DAY_MS, iso } from '../lib/time'
 import type { AuthContext } from './auth'
 import { acceptChecks } from './accept'
@@ -36,11 +36,11 @@ import type { D1Row } from '../db/rows'
 /** Catalog bytes are kept this long after they are made (SPEC.md §8). */
 export const CATALOG_RETENTION_MS = DAY_MS
 /**
- * Where one request's references are staged while its call runs (the route deletes them when it
- * ends). Under `catalog/`, so the bucket's lifecycle rule for catalog bytes (docs/deploy.md) also
+ * Where one request's references are staged while its call runs (deleted when it ends, made or
+ * refused: `makeCatalogImageOnce`). Under `catalog/`, so the bucket's lifecycle rule for catalog bytes (docs/deploy.md) also
  * removes those of a Worker that died mid-call.
  */
-export const catalogReferencePrefix = (stagingId: string) => `catalog/references/${stagingId}/`
+const catalogReferencePrefix = (stagingId: string) => `catalog/references/${stagingId}/`
 
 /** A call still `pending` after this is one whose Worker died; its hold is released. */
 const ABANDONED_AFTER_MS = 15 * 60_000
@@ -114,19 +114,25 @@ function toInteger(name: string, value: string): number {
  * Makes a catalog image from the multipart parts, once per `Idempotency-Key` and input when the
  * client sends one: a retried request gets the first image back (201, same id, seed and bytes)
  * instead of making and charging a second. The key is optional here (SPEC.md lists none for this
- * route); without one every request makes an image.
+ * route); without one every request makes an image. `read` streams the references into R2 under
+ * the prefix it is given; they are staged for this one call only, gone once it ends, made or refused.
  */
 export async function makeCatalogImageOnce(
   env: Env,
   auth: AuthContext,
-  form: Record<string, unknown>,
+  read: (prefix: string) => Promise<Record<string, unknown>>,
   idempotencyKey: string | undefined,
   call: InferenceCall,
 ): Promise<MadeCatalogImage> {
-  // Checked before the key is looked at, so every reference is known stored (the fingerprint reads its hash).
-  const input = readCatalogForm(form)
-  const once = idempotencyKey ? { key: idempotencyKey, fingerprint: () => fingerprint(form) } : undefined
-  return makeCatalogImageKeyed(env, auth, input, once, call)
+  const prefix = catalogReferencePrefix(crypto.randomUUID())
+  const made = async () => {
+    const form = await read(prefix)
+    // Checked before the key is looked at, so every reference is known stored (the fingerprint reads its hash).
+    const input = readCatalogForm(form)
+    const once = idempotencyKey ? { key: idempotencyKey, fingerprint: () => fingerprint(form) } : undefined
+    return makeCatalogImageKeyed(env, auth, input, once, call)
+  }
+  return withStaging(env.BUCKET, prefix, made, async () => false)
 }
 
 /**

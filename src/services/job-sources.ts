@@ -10,7 +10,6 @@ import { fromBase64Url, sha256Hex, toHex } from '../lib/crypto'
 import { MAX_IMAGE_BYTES } from '../lib/image-sniff'
 import { loadConfig } from '../config'
 import { readStreamedForm, type StreamedFormSpec } from '../lib/multipart-stream'
-import { deleteByPrefix } from '../lib/storage'
 import { StagedPart, storeBytes, type StoredSource } from './sources'
 import {
   allowlistFromEnv,
@@ -22,7 +21,6 @@ import {
   SourceTooLargeError,
   UnsafeUrlError,
 } from './ssrf'
-import { jobExists } from './job-store'
 import { readyUploads, type UploadRef } from './uploads'
 
 export type SourceInput =
@@ -32,20 +30,6 @@ export type SourceInput =
 
 /** Where a job keeps the sources it stored itself: `sources/<id>`, or `sources/<id>/<name>` for several. */
 export const jobSourcePrefix = (jobId: string) => `sources/${jobId}`
-
-/**
- * Runs an accept that stores sources under `jobSourcePrefix(jobId)`. If it is refused before the
- * job row exists (the second image of a try-on is bad, no credits at insert), the bytes it stored
- * go too: a refused request leaves nothing behind. A job that exists owns them (retention sweep).
- */
-export async function discardSourcesIfRefused<T>(env: Env, jobId: string, accept: () => Promise<T>): Promise<T> {
-  try {
-    return await accept()
-  } catch (err) {
-    if (!(await jobExists(env.DB, jobId))) await deleteByPrefix(env.BUCKET, jobSourcePrefix(jobId))
-    throw err
-  }
-}
 
 /** The field names errors point at: the JSON members, and the multipart part. */
 export interface SourceFields {
@@ -239,7 +223,7 @@ export async function resolveSource(
       return { key: upload.object_key, size: upload.byte_size, sha256: upload.sha256, mimeType: upload.mime_type ?? '' }
     }
     case 'file':
-      // Streamed under the job's own prefix before the accept (`acceptStreamed`).
+      // Streamed under the job's own prefix before the accept (`acceptStaged`).
       if (input.stored.key !== key) throw new Error(`Expected ${fields.file} stored at ${key}`)
       return input.stored
     case 'url':

@@ -5,13 +5,18 @@
  */
 import type { Job } from '../schemas/job'
 import { REMOVAL_SOURCES, type RemovalOptions } from '../schemas/removal'
-import { type AcceptContext, type Accepted, acceptJobs, publicJob } from './accept'
+import { type AcceptContext, type Accepted, acceptJobs, acceptStaged, publicJob, type StagedRead } from './accept'
 import { ANONYMOUS_MAX_PIXELS } from './anonymous'
 import { resolveSources, type SourceInput, slotsHash, slotUploads, sourceRef } from './job-sources'
 
 export type RemovalInput = { source: SourceInput; options: RemovalOptions }
 
-export function acceptRemoval(ctx: AcceptContext, input: RemovalInput): Promise<Accepted<Job>> {
+/** Reads the request (`read`, its sources staged under the job's prefix), then accepts it. */
+export function acceptRemoval(ctx: AcceptContext, read: StagedRead<RemovalInput>): Promise<Accepted<Job>> {
+  return acceptStaged(ctx, read, accept)
+}
+
+function accept(ctx: AcceptContext, input: RemovalInput): Promise<Accepted<Job>> {
   const { env, auth } = ctx
   return acceptJobs(ctx, {
     kind: 'remove_background',

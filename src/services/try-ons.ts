@@ -8,7 +8,7 @@ import { MAX_SEED } from '../contract/catalog'
 import type { TryOnOptions } from '../contract/tryon'
 import type { Job } from '../schemas/job'
 import { TRY_ON_SOURCES } from '../schemas/try-on'
-import { type AcceptContext, type Accepted, acceptJobs, publicJob } from './accept'
+import { type AcceptContext, type Accepted, acceptJobs, acceptStaged, publicJob, type StagedRead } from './accept'
 import { resolveSources, type SourceInput, slotsHash, slotUploads, sourceRef } from './job-sources'
 
 export interface TryOnInput {
@@ -17,7 +17,12 @@ export interface TryOnInput {
   options: TryOnOptions
 }
 
-export function acceptTryOn(ctx: AcceptContext, input: TryOnInput): Promise<Accepted<Job>> {
+/** Reads the request (`read`, its sources staged under the job's prefix), then accepts it. */
+export function acceptTryOn(ctx: AcceptContext, read: StagedRead<TryOnInput>): Promise<Accepted<Job>> {
+  return acceptStaged(ctx, read, accept)
+}
+
+function accept(ctx: AcceptContext, input: TryOnInput): Promise<Accepted<Job>> {
   const { env, auth } = ctx
   return acceptJobs(ctx, {
     kind: 'virtual_try_on',

@@ -141,6 +141,28 @@ describe('streamed multipart bodies', () => {
     await expectNothingLeft(key, workspaceId, before)
   })
 
+  it('an accept refused after its images were stored (no credits; a try-on whose garment is no image) leaves no object', async () => {
+    const { key, workspaceId } = await seedWorkspace({ credits: 0 })
+    const photo = new File([await fixtureBytes('astronaut.png')], 'astronaut.png', { type: 'image/png' })
+    const before = await storedKeys()
+    const removal = new FormData()
+    removal.set('options', JSON.stringify(RAW_CUTOUT))
+    removal.set('image', photo)
+    const headers = { 'idempotency-key': crypto.randomUUID() }
+    await expectProblem(
+      await api('/v1/removals', { method: 'POST', key, body: removal, headers }),
+      402,
+      'quota_exhausted',
+    )
+    const tryOn = new FormData()
+    tryOn.set('person', photo)
+    tryOn.set('garment', new File([new Uint8Array(4096).fill(7)], 'shirt.png', { type: 'image/png' }))
+    tryOn.set('options', JSON.stringify({ category: 'upper_body' }))
+    const refused = await api('/v1/virtual-try-ons', { method: 'POST', key, body: tryOn, headers })
+    await expectProblem(refused, 415, 'unsupported_media', 'garment')
+    await expectNothingLeft(key, workspaceId, before)
+  })
+
   it('a replay of the same key and image answers the first job and keeps no second copy; another image is 409', async () => {
     const { key } = await seedWorkspace()
     const photo = await fixtureBytes('astronaut.png')
