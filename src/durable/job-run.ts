@@ -16,9 +16,15 @@ import { putHashed } from '../lib/storage'
 import { iso } from '../lib/time'
 import { completeBatchIfDone } from '../services/batches'
 import { callDeadlineMs, callWork, untilAborted } from '../services/deadlines'
-import { type CallOutcome, deadlinePassed, InferenceFailure, receiveAnswer } from '../services/inference'
+import {
+  type CallOutcome,
+  deadlinePassed,
+  InferenceFailure,
+  type Readiness,
+  receiveAnswer,
+} from '../services/inference'
 import { finishJobStatements, type TerminalStatus, unfinishedJobUpdate } from '../services/job-store'
-import { type JobStart, RESULT_RETENTION_MS } from '../services/jobs'
+import { type JobStart, READY_HINT_MS, RESULT_RETENTION_MS } from '../services/jobs'
 import { createServices, type Services } from '../services/context'
 import { JobEventLog } from './job-events'
 import { enterStage, recordTransition } from './job-telemetry'
@@ -51,6 +57,14 @@ interface JobState extends JobStart {
 const SLOT_RECHECK_MS = 15_000
 /** Delay before retrying the after-terminal work (slot release, webhooks) when it failed. */
 const WRAP_UP_RETRY_MS = 5_000
+
+/** The accept's readiness answer, once and while fresh (`JobStart.ready`); it is gone after the first attempt. */
+function takeReadyHint(state: JobState, now: number): Readiness | undefined {
+  const hint = state.ready
+  if (!hint) return undefined
+  delete state.ready
+  return now - hint.at <= READY_HINT_MS ? { state: 'ready', url: hint.url, modelVersion: hint.modelVersion } : undefined
+}
 
 /** Thrown inside a run when the job was ended (canceled) by another call meanwhile. */
 class JobEnded extends Error {}
@@ -155,8 +169,9 @@ export class JobRun extends DurableObject<Env> {
         return
       }
     }
-    // Asked on every attempt: the work goes to the server that answered ready.
-    const readiness = await client.ready(state.avoidUrl)
+    // The work goes to the server that answered ready: the accept's answer for a job started at
+    // once (asked once per job), else asked now, on every later attempt.
+    const readiness = takeReadyHint(state, this.#services.now()) ?? (await client.ready(state.avoidUrl))
     if (readiness.state !== 'ready') return this.#waitForCapacity(state, readiness.state, readiness.retryAfter)
     const starting = state.status === 'queued'
     await this.#advance(

@@ -15,12 +15,12 @@ import { takeAllowance } from './anonymous'
 import type { AuthContext } from './auth'
 import { getUsage, quotaExhausted } from './credits'
 import { createOnce, idempotent, requireIdempotencyKey } from './idempotency'
-import { assertProcessorAvailable, type InferenceClient } from './inference'
+import { assertProcessorAvailable, type InferenceClient, type Readiness } from './inference'
 import { withStaging } from '../lib/storage'
 import { jobSourcePrefix } from './job-sources'
 import { findJob, type InsertGuard, insertJobs, jobExists, type NewJob } from './job-store'
 import { toJob } from './job-view'
-import { type JobStart, startJobs, waitForJob } from './jobs'
+import { type JobStart, type ReadyHint, startJobs, waitForJob } from './jobs'
 import { type UploadRef, uploadsStillReady } from './uploads'
 
 /** The request a job is accepted for. */
@@ -163,16 +163,16 @@ export async function acceptJobs<T, C = undefined>(ctx: AcceptContext, spec: Job
 
 /**
  * What every accept checks before it holds anything: credits left when the work holds one (402),
- * and an inference server that can take it (503).
+ * and an inference server that can take it (503). Returns what the readiness check answered.
  */
 export async function acceptChecks(
   env: Env,
   inference: InferenceClient,
   workspaceId: string,
   holdsCredit: boolean,
-): Promise<void> {
+): Promise<Readiness> {
   if (holdsCredit && (await getUsage(env.DB, workspaceId)).available <= 0) throw quotaExhausted()
-  await assertProcessorAvailable(inference)
+  return assertProcessorAvailable(inference)
 }
 
 /** Checks, sources, rows with holds, runners; returns the id the answer is about. */
@@ -182,15 +182,21 @@ async function insertAndStart<T, C>(ctx: AcceptContext, spec: JobSpec<T, C>): Pr
   const anonymous = auth.kind === 'anonymous'
   const holds = JOB_KINDS[spec.kind].holdsCredit && !anonymous
   const checked = (await spec.check?.()) as C
-  await acceptChecks(env, ctx.inference, auth.workspaceId, holds)
+  const readiness = await acceptChecks(env, ctx.inference, auth.workspaceId, holds)
+  // One job takes the ready server for its first attempt; a batch's jobs each ask, so they spread.
+  const ready: ReadyHint | undefined =
+    readiness.state === 'ready' && readiness.url
+      ? { url: readiness.url, modelVersion: readiness.modelVersion, at: Date.now() }
+      : undefined
   const refund = anonymous ? await takeAllowance(env, auth) : null
   try {
     const jobId = ctx.jobId ?? crypto.randomUUID()
     const drafted = await spec.draft(jobId, checked)
     await insertDrafted(ctx, drafted, holds)
+    const single = drafted.jobs.length === 1
     const unstarted = await startJobs(
       env,
-      drafted.jobs.map((job) => jobStart(ctx, job)),
+      drafted.jobs.map((job) => jobStart(ctx, job, single ? ready : undefined)),
     )
     if (unstarted && spec.unscheduled) {
       throw new ApiError('processor_unavailable', `The ${spec.unscheduled} could not be scheduled`, { retryAfter: 1 })
@@ -225,7 +231,7 @@ function jobRow(workspaceId: string, job: JobDraft): NewJob {
   }
 }
 
-function jobStart(ctx: AcceptContext, job: JobDraft): JobStart {
+function jobStart(ctx: AcceptContext, job: JobDraft, ready: ReadyHint | undefined): JobStart {
   return {
     jobId: job.id,
     workspaceId: ctx.auth.workspaceId,
@@ -234,6 +240,7 @@ function jobStart(ctx: AcceptContext, job: JobDraft): JobStart {
     kind: job.kind,
     input: job.input,
     ...(job.batchId ? { batchId: job.batchId } : {}),
+    ...(ready ? { ready } : {}),
   }
 }
 

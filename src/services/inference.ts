@@ -412,12 +412,16 @@ export function inferenceProblem(err: InferenceFailure, field?: string): ApiErro
   }
 }
 
-/** 503 at accept time: nothing can run the job, so it is refused rather than left to fail. */
-export async function assertProcessorAvailable(client: InferenceClient): Promise<void> {
+/**
+ * 503 at accept time: nothing can run the job, so it is refused rather than left to fail. Returns
+ * the answer, which a job started at once takes for its first attempt (`ReadyHint`).
+ */
+export async function assertProcessorAvailable(client: InferenceClient): Promise<Readiness> {
   const readiness = await client.ready()
   if (readiness.state === 'unavailable') {
     throw new ApiError('processor_unavailable', 'No inference server is reachable', {
       retryAfter: readiness.retryAfter ?? 5,
     })
   }
+  return readiness
 }

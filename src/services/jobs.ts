@@ -30,7 +30,22 @@ export interface JobStart<K extends JobKindName = JobKindName> {
   kind: K
   input: JobInputs[K]
   batchId?: string
+  /**
+   * The server the accept found ready, and when: readiness is asked once per job, so the runner's
+   * first attempt goes there when it starts within `READY_HINT_MS`; later attempts ask again.
+   */
+  ready?: ReadyHint
 }
+
+export interface ReadyHint {
+  url: string
+  modelVersion?: string
+  /** When the accept asked (ms since the epoch). */
+  at: number
+}
+
+/** How long the accept's readiness answer stands for the first attempt (a job that waited for a slot asks again). */
+export const READY_HINT_MS = 5_000
 
 const jobRun = (env: Env, jobId: string) => env.JOB_RUN.get(env.JOB_RUN.idFromName(jobId))
 

@@ -17,6 +17,8 @@ export interface ProxyStats {
   mode: ProxyMode
   /** Removal requests that reached the proxy, whatever happened to them. */
   removeCalls: number
+  /** Readiness checks (`GET /health/ready`) that reached the proxy, whatever happened to them. */
+  readyChecks: number
   /** Readiness checks and removals answered "saturated" (503 + Retry-After). */
   saturatedAnswers: number
   /** Removals held unanswered ('hold-remove'). */
@@ -85,6 +87,7 @@ export function startInferenceProxy(port: number, upstreamPort: number): Promise
     server: undefined as unknown as Server,
     mode: 'normal',
     removeCalls: 0,
+    readyChecks: 0,
     saturatedAnswers: 0,
     heldCalls: 0,
     frozenRequests: 0,
@@ -96,6 +99,7 @@ export function startInferenceProxy(port: number, upstreamPort: number): Promise
       Object.assign(proxy, {
         mode,
         removeCalls: 0,
+        readyChecks: 0,
         saturatedAnswers: 0,
         heldCalls: 0,
         frozenRequests: 0,
@@ -105,6 +109,7 @@ export function startInferenceProxy(port: number, upstreamPort: number): Promise
     stats: () => ({
       mode: proxy.mode,
       removeCalls: proxy.removeCalls,
+      readyChecks: proxy.readyChecks,
       saturatedAnswers: proxy.saturatedAnswers,
       heldCalls: proxy.heldCalls,
       frozenRequests: proxy.frozenRequests,
@@ -125,6 +130,7 @@ export function startInferenceProxy(port: number, upstreamPort: number): Promise
     // test that needs them still in flight holds them rather than hoping the model is slow.
     const holdsOutput = isRemove || (req.url?.startsWith('/v1/refine') ?? false)
     if (isRemove) proxy.removeCalls += 1
+    if (req.url === '/health/ready') proxy.readyChecks += 1
     if (proxy.mode === 'down') return req.socket.destroy()
     if (proxy.mode === 'die-on-remove' && isRemove) {
       // Read part of the upload, then vanish the way a crashed process does.

@@ -61,7 +61,9 @@ describe('when the inference server is unavailable', () => {
     const job = (await res.json()) as { id: string }
     const final = await waitForStatus(key, job.id, TERMINAL)
     expect(final).toMatchObject({ status: 'failed', error: { code: 'processor_unavailable' }, result: null })
-    expect((await inferenceStats()).removeCalls).toBe(3)
+    // Readiness is asked once per job: the accept's answer starts the first attempt, and each of
+    // the two retries asks again (it goes where a server answers ready now).
+    expect(await inferenceStats()).toMatchObject({ removeCalls: 3, readyChecks: 3 })
     expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 5 })
     const events = await (await api(`/v1/jobs/${job.id}/events`, { key })).text()
     expect(events).toContain('event: image.job.failed.v1')

@@ -136,6 +136,8 @@ export async function fixtureBytes(name: string): Promise<Uint8Array> {
 export interface ProxyStats {
   mode: string
   removeCalls: number
+  /** Readiness checks that reached the proxy. */
+  readyChecks: number
   saturatedAnswers: number
   heldCalls: number
   /** Requests taken and never answered ('frozen'). */
