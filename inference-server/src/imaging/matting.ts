@@ -11,6 +11,7 @@
  * ones) are held, and a weak pull towards the model's own soft value m keeps the solve from
  * drifting where the photo's colours say nothing (a flat background matching the subject).
  */
+import { colourWindows, invertCovariance } from './colour-window.js'
 import { boxMean } from './refine.js'
 import type { Mask, RgbImage } from './types.js'
 
@@ -85,40 +86,15 @@ function windowStats(I: Float64Array[], w: number, h: number, r: number, eps: nu
   const tmp = new Float64Array(n)
   // Float64 here: Σ_k = E[IIᵀ] − μμᵀ cancels to ~ε on flat windows, below float32's precision.
   const mean = (src: Float64Array) => boxMean(src, w, h, r, new Float64Array(n), tmp)
-  const prod = (a: Float64Array, b: Float64Array) => a.map((v, i) => v * b[i])
-  const mu = I.map(mean)
-  const [R, G, B] = I
-  const rr = mean(prod(R, R))
-  const rg = mean(prod(R, G))
-  const rb = mean(prod(R, B))
-  const gg = mean(prod(G, G))
-  const gb = mean(prod(G, B))
-  const bb = mean(prod(B, B))
+  const windows = colourWindows(I, mean)
   const e = eps / (2 * r + 1) ** 2
   const inv = Array.from({ length: 6 }, () => new Float64Array(n))
+  const entries = new Float64Array(6)
   for (let i = 0; i < n; i++) {
-    const [mr, mg, mb] = [mu[0][i], mu[1][i], mu[2][i]]
-    const s11 = rr[i] - mr * mr + e
-    const s12 = rg[i] - mr * mg
-    const s13 = rb[i] - mr * mb
-    const s22 = gg[i] - mg * mg + e
-    const s23 = gb[i] - mg * mb
-    const s33 = bb[i] - mb * mb + e
-    const i11 = s22 * s33 - s23 * s23
-    const i12 = s13 * s23 - s12 * s33
-    const i13 = s12 * s23 - s13 * s22
-    const i22 = s11 * s33 - s13 * s13
-    const i23 = s13 * s12 - s11 * s23
-    const i33 = s11 * s22 - s12 * s12
-    const det = s11 * i11 + s12 * i12 + s13 * i13
-    inv[0][i] = i11 / det
-    inv[1][i] = i12 / det
-    inv[2][i] = i13 / det
-    inv[3][i] = i22 / det
-    inv[4][i] = i23 / det
-    inv[5][i] = i33 / det
+    invertCovariance(windows, i, e, entries)
+    for (let k = 0; k < 6; k++) inv[k][i] = entries[k]
   }
-  return { mu, inv }
+  return { mu: windows.mu, inv }
 }
 
 /**

@@ -11,6 +11,7 @@
  * coefficients at a reduced size, sampled bilinearly and applied at full size, only where needed.
  */
 import sharp from 'sharp'
+import { colourWindows, invertCovariance } from './colour-window.js'
 import type { Mask, RgbImage } from './types.js'
 
 export interface RefineOptions {
@@ -165,51 +166,34 @@ export async function refineMask(
     return out
   }
   const meanP = mean(p)
-  const meanI = I.map(mean)
   // Per window: a = (Σ + εU)⁻¹ cov(I, p), b = mean(p) − a · mean(I).
   const A = I.map(() => new Float32Array(n))
   const B = new Float32Array(n)
   if (I.length === 1) {
     const corrIp = mean(product(I[0], p))
     const corrII = mean(product(I[0], I[0]))
+    const meanI = mean(I[0])
     for (let i = 0; i < n; i++) {
-      const m = meanI[0][i]
+      const m = meanI[i]
       A[0][i] = (corrIp[i] - m * meanP[i]) / (corrII[i] - m * m + eps)
       B[i] = meanP[i] - A[0][i] * m
     }
   } else {
     const [R, G, Bl] = I
-    const [mr, mg, mb] = meanI
+    const windows = colourWindows(I, mean)
+    const [mr, mg, mb] = windows.mu
     const rp = mean(product(R, p))
     const gp = mean(product(G, p))
     const bp = mean(product(Bl, p))
-    const rr = mean(product(R, R))
-    const rg = mean(product(R, G))
-    const rb = mean(product(R, Bl))
-    const gg = mean(product(G, G))
-    const gb = mean(product(G, Bl))
-    const bb = mean(product(Bl, Bl))
+    const inv = new Float64Array(6)
     for (let i = 0; i < n; i++) {
       const cr = rp[i] - mr[i] * meanP[i]
       const cg = gp[i] - mg[i] * meanP[i]
       const cb = bp[i] - mb[i] * meanP[i]
-      const s11 = rr[i] - mr[i] * mr[i] + eps
-      const s12 = rg[i] - mr[i] * mg[i]
-      const s13 = rb[i] - mr[i] * mb[i]
-      const s22 = gg[i] - mg[i] * mg[i] + eps
-      const s23 = gb[i] - mg[i] * mb[i]
-      const s33 = bb[i] - mb[i] * mb[i] + eps
-      // Symmetric 3×3 inverse by cofactors.
-      const i11 = s22 * s33 - s23 * s23
-      const i12 = s13 * s23 - s12 * s33
-      const i13 = s12 * s23 - s13 * s22
-      const i22 = s11 * s33 - s13 * s13
-      const i23 = s13 * s12 - s11 * s23
-      const i33 = s11 * s22 - s12 * s12
-      const det = s11 * i11 + s12 * i12 + s13 * i13
-      const ar = (i11 * cr + i12 * cg + i13 * cb) / det
-      const ag = (i12 * cr + i22 * cg + i23 * cb) / det
-      const ab = (i13 * cr + i23 * cg + i33 * cb) / det
+      invertCovariance(windows, i, eps, inv)
+      const ar = inv[0] * cr + inv[1] * cg + inv[2] * cb
+      const ag = inv[1] * cr + inv[3] * cg + inv[4] * cb
+      const ab = inv[2] * cr + inv[4] * cg + inv[5] * cb
       A[0][i] = ar
       A[1][i] = ag
       A[2][i] = ab
