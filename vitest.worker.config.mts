@@ -50,7 +50,7 @@ export default defineConfig(async () => ({
           // An open event stream hears a keepalive comment every 200 ms, not the production 25 s.
           SSE_KEEPALIVE_MS: '200',
           INFERENCE_RETRY_BASE_MS: '50',
-          INFERENCE_RETRY_AFTER_MS: '50',
+          INFERENCE_RETRY_AFTER_MAX_MS: '50',
           INFERENCE_MAX_ATTEMPTS: '3',
           WORKSPACE_SLOT_LIMIT: '2',
           DATA_ENCRYPTION_KEY: TEST_SIGNING_KEYS.data,

@@ -11,7 +11,7 @@
  * the end-to-end test points it at a temporary directory), DNS_RESOLVER_URL (the DNS-over-HTTPS
  * JSON endpoint the SSRF guard resolves names with; default wrangler.toml's public resolver).
  * The Worker's inference deadlines and retries (INFERENCE_READY_TIMEOUT_MS, INFERENCE_DEADLINE_*,
- * INFERENCE_MAX_ATTEMPTS, INFERENCE_RETRY_BASE_MS, INFERENCE_RETRY_AFTER_MS; src/services/deadlines.ts) pass through when set.
+ * INFERENCE_MAX_ATTEMPTS, INFERENCE_RETRY_BASE_MS, INFERENCE_RETRY_AFTER_MAX_MS; src/services/deadlines.ts) pass through when set.
  * wrangler's network inspection is kept off (scripts/lib/inspector-guard.ts: with it on, one large
  * result took the stack down); WORKER_DEVTOOLS=1 leaves wrangler's inspector to Chrome DevTools.
  * Secrets never go on a command line: they live in .wrangler/dev-secrets.json and .dev.vars.
@@ -94,7 +94,7 @@ const WORKER_TUNING = [
   'INFERENCE_DEADLINE_MAX_MS',
   'INFERENCE_MAX_ATTEMPTS',
   'INFERENCE_RETRY_BASE_MS',
-  'INFERENCE_RETRY_AFTER_MS',
+  'INFERENCE_RETRY_AFTER_MAX_MS',
   'RATE_LIMIT_WINDOW_SECONDS',
 ] as const
 const workerTuning = WORKER_TUNING.flatMap((name) => {

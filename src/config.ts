@@ -3,8 +3,10 @@
  * The deployment's tunables, parsed from the environment once and validated one way: a variable
  * that is unset, empty or not a positive number (a positive integer for counts) means its default.
  * `loadConfig` is called where services are made (services.ts, each Durable Object's constructor);
- * nothing else reads these variables. Defaults are the production values; tests shrink some
- * through the same variables (vitest.worker.config.mts), docs/decisions.md says which.
+ * nothing else reads these variables, and they are declared here (`ConfigEnv`), not in the Worker's
+ * `Env` (src/env.ts). Defaults are the production values; tests shrink some through the same
+ * variables (vitest.worker.config.mts; test/env.d.ts types them for the tests), docs/decisions.md
+ * says which.
  */
 import { SOURCE_FETCH_TIMEOUT_MS } from './contract/limits'
 import type { RetryConfig } from './durable/retry-policy'
@@ -17,6 +19,11 @@ export const CONFIG_DEFAULTS = {
   retryBaseMs: 1_000,
   /** How long a job may wait for a saturated inference fleet before it fails. */
   maxQueueWaitMs: 15 * 60_000,
+  /**
+   * `INFERENCE_RETRY_AFTER_MAX_MS`: the longest a server's `Retry-After` may hold one retry back
+   * (servers ask 1 s when busy; the Worker tests set 50 ms so a busy server costs them no seconds).
+   */
+  retryAfterMaxMs: 60_000,
   /** `SSE_KEEPALIVE_MS`: between keepalive comments on an idle event stream (under proxies' idle cuts). */
   sseKeepaliveMs: 25_000,
   /** `SOURCE_FETCH_TIMEOUT_MS`: how long a `sourceUrl` fetch may take. */
@@ -49,7 +56,7 @@ export interface Config {
 export interface ConfigEnv {
   INFERENCE_MAX_ATTEMPTS?: string
   INFERENCE_RETRY_BASE_MS?: string
-  INFERENCE_RETRY_AFTER_MS?: string
+  INFERENCE_RETRY_AFTER_MAX_MS?: string
   INFERENCE_READY_TIMEOUT_MS?: string
   INFERENCE_DEADLINE_BASE_MS?: string
   INFERENCE_DEADLINE_PER_MP_MS?: string
@@ -71,13 +78,6 @@ export function positive(raw: string | undefined, fallback: number, integer = fa
   return valid ? value : fallback
 }
 
-/** A non-negative number from `raw`, or undefined when unset or not one (a test-only override). */
-function override(raw: string | undefined): number | undefined {
-  if (raw === undefined || raw.trim() === '') return undefined
-  const value = Number(raw)
-  return Number.isFinite(value) && value >= 0 ? value : undefined
-}
-
 export function loadConfig(env: ConfigEnv): Config {
   const d = CONFIG_DEFAULTS
   return {
@@ -91,7 +91,7 @@ export function loadConfig(env: ConfigEnv): Config {
       maxAttempts: positive(env.INFERENCE_MAX_ATTEMPTS, d.maxAttempts, true),
       baseMs: positive(env.INFERENCE_RETRY_BASE_MS, d.retryBaseMs),
       maxQueueWaitMs: d.maxQueueWaitMs,
-      retryAfterOverrideMs: override(env.INFERENCE_RETRY_AFTER_MS),
+      retryAfterMaxMs: positive(env.INFERENCE_RETRY_AFTER_MAX_MS, d.retryAfterMaxMs),
     },
     sseKeepaliveMs: positive(env.SSE_KEEPALIVE_MS, d.sseKeepaliveMs),
     sourceFetchTimeoutMs: positive(env.SOURCE_FETCH_TIMEOUT_MS, d.sourceFetchTimeoutMs),

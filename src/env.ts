@@ -2,7 +2,9 @@
  * @module
  * The Worker's bindings, typed once. Bindings, vars and required secrets come from `wrangler types`
  * (src/worker-configuration.d.ts, `npm run cf-typegen`, checked fresh by `npm test`); wrangler.toml
- * cannot declare optional secrets and bindings or test overrides, so they are added here.
+ * cannot declare optional secrets and bindings, so they are added here. The optional tunables
+ * (deadlines, retries, windows; the tests shrink some) are not: `ConfigEnv` in src/config.ts
+ * declares them, with their defaults, and `loadConfig` is the one reader.
  */
 
 declare global {
@@ -17,22 +19,6 @@ declare global {
       EMAIL?: SendEmail
       /** Origin of the web app that hosts the device-login page (`/device`); defaults to the API origin. */
       APP_URL?: string
-      /** Overrides for tests: milliseconds between inference retries and how many. */
-      INFERENCE_RETRY_BASE_MS?: string
-      /** Override for tests: the delay a server's `Retry-After` asks for, in ms, whatever its seconds. */
-      INFERENCE_RETRY_AFTER_MS?: string
-      INFERENCE_MAX_ATTEMPTS?: string
-      /** Inference deadlines (src/services/deadlines.ts); unset means the production defaults. */
-      INFERENCE_READY_TIMEOUT_MS?: string
-      INFERENCE_DEADLINE_BASE_MS?: string
-      INFERENCE_DEADLINE_PER_MP_MS?: string
-      INFERENCE_DEADLINE_MAX_MS?: string
-      /** How long a `sourceUrl` fetch may take (ms); unset means `SOURCE_FETCH_TIMEOUT_MS` (src/contract/limits.ts). */
-      SOURCE_FETCH_TIMEOUT_MS?: string
-      /** Milliseconds between SSE keepalive comments (src/durable/event-log.ts); unset means 25 s. */
-      SSE_KEEPALIVE_MS?: string
-      /** Length of a request-rate window (s); unset means a minute. Tests shorten it (docs/decisions.md). */
-      RATE_LIMIT_WINDOW_SECONDS?: string
       /**
        * Workers Analytics Engine dataset: when bound, each job transition is also a datapoint
        * (src/durable/job-telemetry.ts, docs/deploy.md). Optional: without it, the log lines alone.

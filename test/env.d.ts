@@ -1,9 +1,11 @@
 import type { D1Migration } from 'cloudflare:test'
+import type { ConfigEnv } from '../src/config'
 
-// The Worker's Env (src/worker-configuration.d.ts, src/env.ts) plus what only the tests bind.
+// The Worker's Env (src/worker-configuration.d.ts, src/env.ts) plus what only the tests bind, and
+// the tunables (src/config.ts `ConfigEnv`) some tests read or shrink.
 declare global {
   namespace Cloudflare {
-    interface Env {
+    interface Env extends ConfigEnv {
       TEST_MIGRATIONS: D1Migration[]
       FIXTURE_ORIGIN: string
       /** An allowed origin where nothing listens (connection refused). */

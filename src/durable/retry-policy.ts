@@ -14,8 +14,8 @@ export interface RetryConfig {
   baseMs: number
   /** How long a job may wait for a busy fleet, from when it was queued, before it fails. */
   maxQueueWaitMs: number
-  /** Tests only: the delay a server's Retry-After asks for, whatever its seconds (unset: the seconds). */
-  retryAfterOverrideMs?: number
+  /** The longest one server's Retry-After may hold a retry back (a runaway value would outlast `maxQueueWaitMs`). */
+  retryAfterMaxMs: number
 }
 
 /** Where the job stands: its spent attempts, when it was queued, and the first failure's cause. */
@@ -105,15 +105,18 @@ function retryOrGiveUp(
   }
 }
 
-/** Exponential backoff with full jitter over its upper half, never sooner than the server's Retry-After. */
+/**
+ * Exponential backoff with full jitter over its upper half, never sooner than the server's
+ * Retry-After (up to `retryAfterMaxMs`).
+ */
 export function backoffMs(
   attempt: number,
   retryAfterSeconds: number | undefined,
-  config: Pick<RetryConfig, 'baseMs' | 'retryAfterOverrideMs'>,
+  config: Pick<RetryConfig, 'baseMs' | 'retryAfterMaxMs'>,
   random: () => number = Math.random,
 ): number {
   const exp = config.baseMs * 2 ** (attempt - 1)
   const jittered = exp / 2 + random() * (exp / 2)
-  const asked = retryAfterSeconds === undefined ? 0 : (config.retryAfterOverrideMs ?? retryAfterSeconds * 1000)
+  const asked = retryAfterSeconds === undefined ? 0 : Math.min(retryAfterSeconds * 1000, config.retryAfterMaxMs)
   return Math.max(jittered, asked)
 }

@@ -8,7 +8,7 @@ import { CONFIG_DEFAULTS, loadConfig, positive } from '../../src/config'
 import { type AttemptFailure, backoffMs, decideRetry, type RetryConfig } from '../../src/durable/retry-policy'
 import { InferenceFailure } from '../../src/services/inference'
 
-const config: RetryConfig = { maxAttempts: 3, baseMs: 100, maxQueueWaitMs: 60_000 }
+const config: RetryConfig = { maxAttempts: 3, baseMs: 100, maxQueueWaitMs: 60_000, retryAfterMaxMs: 60_000 }
 const NOW = 1_000_000
 const fresh = { attempts: 0, queuedSince: NOW }
 const half = () => 0.5
@@ -84,9 +84,11 @@ describe('decideRetry', () => {
     })
   })
 
-  it('never waits less than Retry-After, and a test override replaces its seconds', () => {
+  it('never waits less than Retry-After, up to retryAfterMaxMs', () => {
     expect(backoffMs(1, 3, config, () => 0)).toBe(3000)
-    expect(backoffMs(1, 3, { ...config, retryAfterOverrideMs: 10 }, () => 0)).toBe(50)
+    expect(backoffMs(1, 3, { ...config, retryAfterMaxMs: 10 }, () => 0)).toBe(50)
+    // A server asking an hour holds the retry back a minute (by default), not past the queue-wait bound.
+    expect(backoffMs(1, 3600, loadConfig({}).retry, () => 0)).toBe(60_000)
     expect(backoffMs(4, undefined, config, () => 1)).toBe(800)
   })
 })
@@ -115,8 +117,8 @@ describe('loadConfig: one validation rule for every variable', () => {
     expect(loadConfig({ INFERENCE_MAX_ATTEMPTS: '3' }).retry.maxAttempts).toBe(3)
   })
 
-  it('leaves the test-only Retry-After override unset unless given', () => {
-    expect(loadConfig({}).retry.retryAfterOverrideMs).toBeUndefined()
-    expect(loadConfig({ INFERENCE_RETRY_AFTER_MS: '0' }).retry.retryAfterOverrideMs).toBe(0)
+  it('caps a Retry-After at a minute unless INFERENCE_RETRY_AFTER_MAX_MS says otherwise', () => {
+    expect(loadConfig({}).retry.retryAfterMaxMs).toBe(60_000)
+    expect(loadConfig({ INFERENCE_RETRY_AFTER_MAX_MS: '50' }).retry.retryAfterMaxMs).toBe(50)
   })
 })
