@@ -11,22 +11,21 @@
  */
 import { DurableObject } from 'cloudflare:workers'
 import type { Env } from '../env'
-import { DAY_MS, iso } from '../lib/time'
-import type { DeliveryStatus, WebhookDelivery } from '../schemas/webhook'
-import { allowlistFromEnv, DohResolver, guardedPost, UnsafeUrlError, type Resolver } from '../services/ssrf'
+import { DAY_MS } from '../lib/time'
+import type { WebhookDelivery } from '../schemas/webhook'
+import { allowlistFromEnv, DohResolver, type Resolver } from '../services/ssrf'
 import {
   decryptSecret,
   DELIVERY_TIMEOUT_MS,
   disableEndpoint,
   nextAttemptAt,
-  parseRetryAfter,
   RETRY_WINDOW_MS,
-  signDelivery,
   type WebhookEndpointRow,
 } from '../services/webhooks'
 import type { EventEnvelope } from '../lib/events'
-import { connectionFailureReason, errorSummary, withoutQuery } from '../lib/failure'
+import { errorSummary } from '../lib/failure'
 import { log } from '../lib/log'
+import { DELIVERIES_SQL, type DeliveryRow, type Outcome, sendDelivery, toDelivery } from './webhook-delivery'
 
 /** GET …/deliveries shows this many, newest first (SPEC.md §8). */
 const LIST_LIMIT = 100
@@ -40,53 +39,6 @@ const HISTORY_MS = 30 * DAY_MS
 const RUN_RETRY_MS = 30_000
 /** If an attempt is interrupted past the last scheduled one, it is settled this long after. */
 const INTERRUPTED_GRACE_MS = DELIVERY_TIMEOUT_MS + 60_000
-const USER_AGENT = 'Cutout-Webhooks/1.0'
-
-type DeliveryRow = {
-  seq: number
-  id: string
-  event_id: string
-  event_type: string
-  body: string
-  status: DeliveryStatus
-  /** Every attempt ever made with this delivery id (replays included). */
-  attempts: number
-  /** Attempts since the delivery was (re)queued: drives the retry schedule. */
-  cycle_attempts: number
-  response_status: number | null
-  last_error: string | null
-  created_at: number
-  delivered_at: number | null
-  first_attempt_at: number | null
-  last_attempt_at: number | null
-  /** Set while pending or retrying; null once delivered or failed. */
-  next_attempt_at: number | null
-}
-
-type Outcome = {
-  kind: 'delivered' | 'failed' | 'gone'
-  status: number | null
-  error: string | null
-  retryAfterMs?: number
-}
-
-const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms))
-
-function toDelivery(row: DeliveryRow): WebhookDelivery {
-  return {
-    id: row.id,
-    eventId: row.event_id,
-    eventType: row.event_type,
-    status: row.status,
-    attempts: row.attempts,
-    responseStatus: row.response_status,
-    lastError: row.last_error,
-    createdAt: iso(row.created_at),
-    deliveredAt: isoOrNull(row.delivered_at),
-    lastAttemptAt: isoOrNull(row.last_attempt_at),
-    nextAttemptAt: isoOrNull(row.next_attempt_at),
-  }
-}
 
 export class WebhookOutbox extends DurableObject<Env> {
   /** Deliveries whose POST is under way (an early alarm run in tests must not send them twice). */
@@ -99,23 +51,7 @@ export class WebhookOutbox extends DurableObject<Env> {
     ctx.blockConcurrencyWhile(async () => {
       const sql = ctx.storage.sql
       sql.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)')
-      sql.exec(`CREATE TABLE IF NOT EXISTS deliveries (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        id TEXT NOT NULL UNIQUE,
-        event_id TEXT NOT NULL UNIQUE,
-        event_type TEXT NOT NULL,
-        body TEXT NOT NULL,
-        status TEXT NOT NULL,
-        attempts INTEGER NOT NULL DEFAULT 0,
-        cycle_attempts INTEGER NOT NULL DEFAULT 0,
-        response_status INTEGER,
-        last_error TEXT,
-        created_at INTEGER NOT NULL,
-        delivered_at INTEGER,
-        first_attempt_at INTEGER,
-        last_attempt_at INTEGER,
-        next_attempt_at INTEGER)`)
-      sql.exec('CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (next_attempt_at)')
+      for (const statement of DELIVERIES_SQL) sql.exec(statement)
     })
   }
 
@@ -265,7 +201,7 @@ export class WebhookOutbox extends DurableObject<Env> {
     this.#inFlight.add(row.id)
     let outcome: Outcome
     try {
-      outcome = await this.#send(endpoint.url, secret, row, started, resolver, allowlist)
+      outcome = await sendDelivery(endpoint.url, secret, row, started, resolver, allowlist)
     } finally {
       this.#inFlight.delete(row.id)
     }
@@ -289,53 +225,6 @@ export class WebhookOutbox extends DurableObject<Env> {
     }
     if (this.#replayAfterAttempt.delete(row.id)) this.#requeue(row.id)
     return outcome.kind
-  }
-
-  /** One signed POST; never throws. */
-  async #send(
-    url: string,
-    secret: string,
-    row: DeliveryRow,
-    now: number,
-    resolver: Resolver,
-    allowlist: string[],
-  ): Promise<Outcome> {
-    const timestamp = Math.floor(now / 1000)
-    const headers = {
-      'content-type': 'application/json',
-      'user-agent': USER_AGENT,
-      'webhook-id': row.id,
-      'webhook-timestamp': String(timestamp),
-      'webhook-signature': await signDelivery(secret, timestamp, row.id, row.body),
-    }
-    let res: Response
-    try {
-      res = await guardedPost(url, {
-        resolver,
-        allowlist,
-        headers,
-        body: row.body,
-        signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
-      })
-    } catch (err) {
-      // Plain words, never the exception's text: it quotes the URL, query string and all.
-      const error =
-        err instanceof UnsafeUrlError
-          ? `The webhook URL is not allowed now: ${err.reason}`
-          : connectionFailureReason(err, DELIVERY_TIMEOUT_MS)
-      return { kind: 'failed', status: null, error }
-    }
-    await res.body?.cancel().catch(() => undefined)
-    if (res.status >= 200 && res.status < 300) return { kind: 'delivered', status: res.status, error: null }
-    if (res.status === 410) {
-      return { kind: 'gone', status: 410, error: 'The receiver answered 410 Gone; the endpoint is disabled' }
-    }
-    const location = res.headers.get('location')
-    const error =
-      res.status >= 300 && res.status < 400
-        ? `Expected 2xx but received ${res.status}; redirects are not followed${location ? ` (Location: ${withoutQuery(location)})` : ''}`
-        : `Expected 2xx but received ${res.status}`
-    return { kind: 'failed', status: res.status, error, retryAfterMs: parseRetryAfter(res.headers.get('retry-after')) }
   }
 
   #settle(

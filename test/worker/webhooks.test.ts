@@ -1,8 +1,10 @@
-import { abortAllDurableObjects, env, runDurableObjectAlarm } from 'cloudflare:test'
+import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test'
+import { getTableColumns } from 'drizzle-orm'
 import { describe, expect, it, vi } from 'vitest'
 import { TOLERANCE_SECONDS, verifyWebhook } from '../../docs/examples/verify-webhook.mjs'
 import verifierSource from '../../docs/examples/verify-webhook.mjs?raw'
 import webhooksDoc from '../../docs/webhooks.md?raw'
+import { deliveries } from '../../src/durable/outbox-schema'
 import { publishEvent } from '../../src/services/events'
 import { guardedPost, SourceFetchError, UnsafeUrlError } from '../../src/services/ssrf'
 import { decryptSecret, encryptSecret, nextAttemptAt, parseRetryAfter, signDelivery } from '../../src/services/webhooks'
@@ -443,6 +445,19 @@ describe('webhook deliveries end to end', () => {
 })
 
 describe('webhook building blocks', () => {
+  it('the outbox creates its deliveries table with the columns its drizzle schema (and so its row type) declares', async () => {
+    const created = await runInDurableObject(outbox(crypto.randomUUID()), async (_instance, state) =>
+      state.storage.sql
+        .exec<{ name: string; notnull: number; pk: number }>(
+          'SELECT name, "notnull", pk FROM pragma_table_info(\'deliveries\')',
+        )
+        .toArray()
+        .map((c) => ({ name: c.name, notNull: c.notnull === 1 || c.pk === 1 })),
+    )
+    const declared = Object.values(getTableColumns(deliveries)).map((c) => ({ name: c.name, notNull: c.notNull }))
+    expect(created).toEqual(declared)
+  })
+
   it('retries on the DESIGN.md schedule and stops 24 h after the first attempt', () => {
     const t0 = Date.UTC(2026, 0, 1)
     const times = [t0]
