@@ -1,8 +1,10 @@
 /**
  * @module
- * What every job-creating route shares (SPEC.md §4 Processing): the headers it reads
+ * Job-creating routes as data (SPEC.md §4 Processing): `jobRoute` serves and documents one from a
+ * declaration (routes/removals.ts, routes/try-ons.ts). What they share: the headers read
  * (`Idempotency-Key`, `Prefer: wait`), the body's media type, and the answer — 200 with the job
- * when it ended within the wait, else 202 with `Location`.
+ * when it ended within the wait, else 202 with `Location`. The project routes and batches use
+ * `acceptContext` and `acceptedHeaders` on their own.
  */
 import { createRoute, type z } from '@hono/zod-openapi'
 import type { Context } from 'hono'
@@ -100,7 +102,7 @@ export function jobRoute<S extends string, I extends JobRouteInput<S>>(declared:
 }
 
 /** The responses of a job-creating route; `images` describes its 413/415/422 for its image fields. */
-export function jobCreatedResponses(images: ImageProblems) {
+function jobCreatedResponses(images: ImageProblems) {
   return {
     200: json(JobSchema, 'The job finished within the bounded wait'),
     202: {
@@ -117,7 +119,7 @@ export function jobCreatedResponses(images: ImageProblems) {
 }
 
 /** The accept context of a job-creating request, and whether its body is a form (read as multipart). */
-export function jobRequest(
+function jobRequest(
   c: Context<AppEnv>,
   headers: { 'idempotency-key'?: string; prefer?: string },
 ): { ctx: AcceptContext; multipart: boolean } {
