@@ -93,9 +93,9 @@ export function jobRoute<S extends string, I extends JobRouteInput<S>>(declared:
   return router.openapi(streamedMultipart(route), async (c) => {
     const { ctx, multipart } = jobRequest(c, c.req.valid('header'))
     // A multipart body is read as a stream, its files stored under the job's prefix as they arrive.
-    const accepted = multipart
-      ? await accept(ctx, (jobId) => fromForm(c, jobId))
-      : await accept(ctx, async () => fromJson(c.req.valid('json') as Record<string, unknown>))
+    // A JSON body is read first: a bad one is refused before anything could be stored.
+    const input = multipart ? undefined : fromJson(c.req.valid('json') as Record<string, unknown>)
+    const accepted = await accept(ctx, input ? async () => input : (jobId) => fromForm(c, jobId))
     acceptedHeaders(c, accepted, ctx.waitSeconds)
     return accepted.finished ? c.json(accepted.job, 200) : c.json(accepted.job, 202)
   })

@@ -17,7 +17,7 @@ import { getUsage, quotaExhausted } from './credits'
 import { createOnce, idempotent, requireIdempotencyKey } from './idempotency'
 import { assertProcessorAvailable, type InferenceClient, type Readiness } from './inference'
 import { withStaging } from '../lib/storage'
-import { jobSourcePrefix } from './job-sources'
+import { jobSourcePrefix, storesBytes } from './job-sources'
 import { findJob, type InsertGuard, insertJobs, jobExists, type NewJob } from './job-store'
 import { toJob } from './job-view'
 import { type JobStart, type ReadyHint, startJobs, waitForJob } from './jobs'
@@ -112,18 +112,23 @@ export type StagedRead<I> = (jobId: string) => Promise<I>
  * for: a request refused by anything (a bad part, no credits, a conflict) or failed before the
  * row exists leaves none stored, nor does a replay, whose job has its own.
  */
-export async function acceptStaged<I, T extends { id: string }>(
+export async function acceptStaged<I extends object, T extends { id: string }>(
   ctx: AcceptContext,
   read: StagedRead<I>,
   accept: (ctx: AcceptContext, input: I) => Promise<Accepted<T>>,
 ): Promise<Accepted<T>> {
   const jobId = crypto.randomUUID()
-  return withStaging(
-    ctx.env.BUCKET,
-    jobSourcePrefix(jobId),
-    async () => accept({ ...ctx, jobId }, await read(jobId)),
-    async (accepted) => (accepted ? accepted.job.id === jobId : jobExists(ctx.env.DB, jobId)),
-  )
+  let input: I | undefined
+  const work = async () => {
+    input = await read(jobId)
+    return accept({ ...ctx, jobId }, input)
+  }
+  return withStaging(ctx.env.BUCKET, jobSourcePrefix(jobId), work, async (accepted) => {
+    // Sources that are all uploads stored nothing here (a refusal then costs no D1 or R2 call);
+    // a read that failed was a streamed body's.
+    if (input && !storesBytes(input)) return true
+    return accepted ? accepted.job.id === jobId : jobExists(ctx.env.DB, jobId)
+  })
 }
 
 export async function acceptJobs<T, C = undefined>(ctx: AcceptContext, spec: JobSpec<T, C>): Promise<Accepted<T>> {

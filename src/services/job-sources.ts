@@ -115,6 +115,21 @@ export async function resolveSources<S extends string>(
   return stored
 }
 
+/** Whether a request's sources put bytes under the job's prefix (a file part, a fetched URL); an upload's are its own. */
+export function storesBytes(input: object): boolean {
+  return Object.values(input).some((value) => isSourceInput(value) && value.kind !== 'upload')
+}
+
+function isSourceInput(value: unknown): value is SourceInput {
+  if (typeof value !== 'object' || value === null || !('kind' in value)) return false
+  const { kind } = value
+  return (
+    (kind === 'upload' && 'uploadId' in value) ||
+    (kind === 'url' && 'sourceUrl' in value) ||
+    (kind === 'file' && 'stored' in value)
+  )
+}
+
 /** The uploads a request's slots name, for the insert to check still there (`uploadsStillReady`). */
 export function slotUploads<S extends string>(
   slots: SourceSlots<S>,
