@@ -11,7 +11,7 @@ import { type HighOptions, HIGH_DEFAULTS } from '../../inference-server/src/leve
 import { arbitrate } from '../../inference-server/src/levels/arbitrate.js'
 import { colourCut } from '../../inference-server/src/levels/colour-cut.js'
 import { zoomEdges } from '../../inference-server/src/levels/edge-tiles.js'
-import { fastInput } from '../../inference-server/src/levels/sizes.js'
+import { smallViewInput } from '../../inference-server/src/levels/sizes.js'
 import { type HighView, otherViews } from '../../inference-server/src/levels/views.js'
 import { refineEdges } from '../../inference-server/src/remove.js'
 import type { Segmenter } from '../../inference-server/src/segmentation/index.js'
@@ -70,7 +70,7 @@ export function highEvaluator(segmenter: Segmenter, image: RgbImage) {
     base ??= segmenter.segment(image, segmenter.input.native)
     const b = await base
     const vk = o.views.join('+')
-    if (!views.has(vk)) views.set(vk, otherViews(segmenter, image, o.views, fastInput(image, segmenter.input)))
+    if (!views.has(vk)) views.set(vk, otherViews(segmenter, image, o.views, smallViewInput(image, segmenter.input)))
     const vs = await (views.get(vk) as Promise<Uint8Array[]>)
     const ck = `${vk}|${JSON.stringify(o.cut)}`
     const needsCut = o.arbitration.evidence.includes('colour') || o.arbitration.faintHigh > o.arbitration.faintLow
