@@ -46,7 +46,10 @@ export function stretchAlpha(alpha: Uint8Array, lo: number, hi: number): Uint8Ar
   if (!(hi > lo)) throw new RangeError(`stretch needs hi > lo, got lo ${lo}, hi ${hi}`)
   const table = new Uint8Array(256)
   for (let v = 0; v < 256; v++) table[v] = Math.max(0, Math.min(255, Math.round(((v - lo) * 255) / (hi - lo))))
-  return alpha.map((v) => table[v])
+  // A plain loop: TypedArray.map with a closure took ~0.4 s at 12 MP.
+  const out = new Uint8Array(alpha.length)
+  for (let i = 0; i < alpha.length; i++) out[i] = table[alpha[i]]
+  return out
 }
 
 /** The input `fast` runs at: the native one when the model's size is fixed or set per photo. */
