@@ -44,16 +44,11 @@ export const ResultSchema = z
     url: z.string(),
     contentType: z.string(),
     expiresAt: DateTime.nullable(),
-    confidence: z
-      .number()
-      .min(0)
-      .max(1)
-      .optional()
-      .openapi({
-        description:
-          'A background removal\'s: how sure its mask is, 0 (unsure) to 1 (sure): one minus the share of the subject\'s area that is neither clearly in nor clearly out (on `high`, plus the share its extra views disputed). Below the server\'s threshold the job also carries the warning `low_confidence`: look at the result, and correct it in the editor if needed. Absent on other jobs.',
-        example: 0.93,
-      }),
+    confidence: z.number().min(0).max(1).optional().openapi({
+      description:
+        "A background removal's: how sure its mask is, 0 (unsure) to 1 (sure): one minus the share of the subject's area that is neither clearly in nor clearly out (on `high`, plus the share its extra views disputed). Below the server's threshold the job also carries the warning `low_confidence`: look at the result, and correct it in the editor if needed. Absent on other jobs.",
+      example: 0.93,
+    }),
   })
   .openapi('Result', { example: EXAMPLE_RESULT })
 
