@@ -5,6 +5,9 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     include: ['test/e2e/**/*.test.ts'],
+    // One stack for the files that only call it (test/helpers/e2e-stack.ts); faults and local
+    // mode start their own.
+    globalSetup: ['./test/helpers/e2e-stack.ts'],
     environment: 'node',
     fileParallelism: false,
     testTimeout: 120_000,

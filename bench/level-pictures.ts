@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { decodeImage } from '../inference-server/src/imaging/decode.js'
 import type { Mask } from '../inference-server/src/imaging/types.js'
-import { fastInput } from '../inference-server/src/levels/sizes.js'
+import { fastInputFor } from '../inference-server/src/levels/fast.js'
 import { createSegmenter } from '../inference-server/src/segmentation/index.js'
 import { sharp } from './lib/deps.js'
 import { FIXTURE_PHOTOS, fixturePhoto } from './lib/images.js'
@@ -81,7 +81,7 @@ const segmenter = await createSegmenter()
 try {
   const { image } = await decodeImage((await fixturePhoto('rocket.jpg')).bytes)
   const { width: W, height: H } = image
-  const fast = fastInput(image, segmenter.input)
+  const fast = fastInputFor(image, segmenter.input)
   const sizes = [segmenter.input.native, fast, { width: 512, height: 512 }]
   const masks = [] as Mask[]
   for (const size of sizes) masks.push(await segmenter.segment(image, size))

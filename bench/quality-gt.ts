@@ -34,7 +34,9 @@ import { fullScore, pairTruth, type QuickScores, quickScore } from './lib/gt-sco
 import { sheetRow, writeSheet } from './lib/gt-sheet.js'
 import { gtCharts } from './lib/gt-charts.js'
 import { highCandidates, highEvaluator } from './lib/high-candidates.js'
-import { timeLevels } from './lib/gt-timing.js'
+import { FAST_REFERENCE, FAST_SIZES, fastCandidates, fastEvaluator, sizeKey } from './lib/fast-candidates.js'
+import { timeInputs, timeLevels } from './lib/gt-timing.js'
+import { FAST_DEFAULTS, fastInputFor } from '../inference-server/src/levels/fast.js'
 import { confidenceReport } from './lib/confidence-cv.js'
 import { machineInfo, RESULTS_DIR, ROOT } from './lib/util.js'
 
@@ -87,6 +89,7 @@ async function scorePhoto(
   model: Segmenter,
   p: GtPhoto,
   candidates: ReturnType<typeof highCandidates>,
+  fastGrid: ReturnType<typeof fastCandidates>,
   { full, check }: { full: boolean; check: boolean },
 ) {
   const { image } = await decodeImage(p.bytes)
@@ -98,6 +101,16 @@ async function scorePhoto(
     const level = await levelAlpha(model, image, q)
     scores[q] = scoreOf(truth, level.mask.data)
     confidence[q] = maskConfidence(level.mask.data)
+  }
+  // `fast`'s candidates (sizes × finishes), and the reference sizes it does not choose from.
+  const fastAlpha = fastEvaluator(model, image)
+  const fastQuick: Record<string, QuickScores> = {}
+  for (const [key, options] of Object.entries(fastGrid))
+    fastQuick[key] = quickScore(truth, (await fastAlpha(options)).data)
+  if (check) {
+    const live = await levelAlpha(model, image, 'fast')
+    if (Buffer.compare(Buffer.from(live.mask.data), Buffer.from((await fastAlpha(FAST_DEFAULTS)).data)) !== 0)
+      throw new Error("the benchmark's composition of fast differs from levelAlpha's: fix fast-candidates.ts")
   }
   const highAlpha = highEvaluator(model, image)
   const quick: Record<string, QuickScores> = {}
@@ -112,7 +125,7 @@ async function scorePhoto(
     if (Buffer.compare(Buffer.from(live.mask.data), Buffer.from(shipped.mask.data)) !== 0)
       throw new Error("the benchmark's composition of high differs from levelAlpha's: fix high-candidates.ts")
   }
-  return { group: truth.group, scores, quick, confidence }
+  return { group: truth.group, scores, quick, fastQuick, confidence }
 }
 
 /**
@@ -137,13 +150,23 @@ export async function runGtBench({
   const candidates = highCandidates(VIEW_SETS.map((v) => [...v]))
   const keys = Object.keys(candidates)
   const reference = keys[0] // balanced's own mask
+  const fastGrid = fastCandidates([...FAST_SIZES, ...FAST_REFERENCE])
+  const fastKeys = Object.keys(fastCandidates())
+  const fastPairs: CvPair[] = []
+  const fastByPair: Record<string, Record<string, QuickScores>> = {}
   const rows: PairRow[] = []
   const cvPairs: CvPair[] = []
   const quickByPair: Record<string, Record<string, QuickScores>> = {}
   const confidences: Record<string, Record<string, number>> = {}
   try {
     for (const [k, p] of photos.entries()) {
-      const r = await scorePhoto(model, p, candidates, { full, check: k < 3 })
+      const r = await scorePhoto(model, p, candidates, fastGrid, { full, check: k < 3 })
+      fastByPair[p.name] = r.fastQuick
+      fastPairs.push({
+        name: p.name,
+        group: r.group,
+        loss: Object.fromEntries(Object.keys(fastGrid).map((c) => [c, r.fastQuick[c].sad ?? null])),
+      })
       quickByPair[p.name] = r.quick
       confidences[p.name] = r.confidence
       cvPairs.push({
@@ -163,27 +186,84 @@ export async function runGtBench({
       row.scores.highCv = quickByPair[row.name][cv.outOfSample[row.name]]
       row.scores.highInSample = quickByPair[row.name][cv.inSample]
     }
+    // `fast`: the lowest mean SAD (no "never worse" rule: fast trades quality for time), chosen the same way.
+    const fastCv = crossValidate(fastPairs, fastKeys, fastKeys[0], () => false)
+    log(`fast cross-validation: in-sample ${fastCv.inSample}; folds ${JSON.stringify(fastCv.folds)}`)
+    for (const row of rows) {
+      row.scores.fastCv = fastByPair[row.name][fastCv.outOfSample[row.name]]
+      row.scores.fastInSample = fastByPair[row.name][fastCv.inSample]
+      for (const size of [...FAST_SIZES, ...FAST_REFERENCE])
+        row.scores[`fast${sizeKey(size)}`] = fastByPair[row.name][`${sizeKey(size)}|faint-|stretch-`]
+    }
+    const fastTimes = timing
+      ? await timeInputs(
+          live,
+          photos,
+          Object.fromEntries(
+            [...FAST_SIZES, ...FAST_REFERENCE].map((size) => [
+              sizeKey(size),
+              (image: { width: number; height: number }) =>
+                fastInputFor(image, live.input, { ...FAST_DEFAULTS, ...size }),
+            ]),
+          ),
+          { n: 4, reps: 3, log },
+        )
+      : null
     const timings = timing ? await timeLevels(live, photos, timing, log) : null
-    const methods = ['fast', 'balanced', 'high', 'highCv', 'highInSample']
+    const methods = [
+      'fast',
+      'fastCv',
+      'fastInSample',
+      ...[...FAST_SIZES, ...FAST_REFERENCE].map((size) => `fast${sizeKey(size)}`),
+      'balanced',
+      'high',
+      'highCv',
+      'highInSample',
+    ]
+    const s = summary(rows, methods)
     return {
       models: { high: live.version },
       cache: model.stats,
       highDefaults: HIGH_DEFAULTS,
+      fastDefaults: FAST_DEFAULTS,
       candidates: keys,
       crossValidation: cv,
-      summary: summary(rows, methods),
+      fastCandidates: fastKeys,
+      fastCrossValidation: fastCv,
+      summary: s,
       targets: {
         highCv: targets(rows, 'highCv'),
         highInSample: targets(rows, 'highInSample'),
         high: targets(rows, 'high'),
+        fast: fastTargets(s, fastTimes),
       },
       confidence: confidenceReport(rows, confidences),
       timings,
+      fastModelTimes: fastTimes,
       pairs: rows,
       candidateMeans: candidateMeans(cvPairs, quickByPair, keys),
+      fastCandidateMeans: candidateMeans(fastPairs, fastByPair, Object.keys(fastGrid)),
     }
   } finally {
     await model.close()
+  }
+}
+
+/**
+ * Issue 31's `fast` targets: mean SAD ≤ 1.5× `balanced`'s (shipped, cross-validated, in sample) and
+ * ≥ 2× faster than `balanced` at the model (the shipped input's median speed-up in this run).
+ */
+function fastTargets(s: ReturnType<typeof summary>, times: Awaited<ReturnType<typeof timeInputs>> | null) {
+  const b = s.balanced.overall.sad ?? 1
+  const ratio = (m: string) => Math.round((1000 * (s[m].overall.sad ?? 0)) / b) / 1000
+  const speed = times?.speedupMedian[sizeKey(FAST_DEFAULTS)] ?? null
+  const cpu = times?.cpuSpeedupMedian[sizeKey(FAST_DEFAULTS)] ?? null
+  return {
+    sadRatio: { fast: ratio('fast'), fastCv: ratio('fastCv'), fastInSample: ratio('fastInSample') },
+    sadOk: ratio('fastCv') <= 1.5 && ratio('fast') <= 1.5,
+    modelSpeedup: speed,
+    modelCpuSpeedup: cpu,
+    speedOk: speed === null ? null : speed >= 2,
   }
 }
 

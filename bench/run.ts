@@ -47,7 +47,7 @@ import { fixturePhoto, FIXTURE_PHOTOS, syntheticJpeg, type BenchImage } from './
 import { startApi, startInference, type ApiStack } from './lib/stack.js'
 import { runCatalogBench } from './catalog.js'
 import { ratioChart } from './chart.js'
-import { FAST_INPUT } from '../inference-server/src/levels/sizes.js'
+import { FAST_DEFAULTS } from '../inference-server/src/levels/fast.js'
 import { runLevelsBench, timeLevelsThroughApi } from './levels.js'
 import { writeGtReport } from './quality-gt.js'
 import { runQualityBench } from './quality-synthetic.js'
@@ -285,11 +285,11 @@ log(`wrote bench/results/${flags.name}.json and .svg in ${report.durationSeconds
 if (!flags['no-levels']) {
   log('\nquality levels: input-size sweep and web runtime…')
   const sweep = await runLevelsBench({ reps: Math.max(3, Math.round(3 * scale)), log })
-  const chosen = sweep.candidates.find((c) => c.side === FAST_INPUT.side && c.shape === FAST_INPUT.shape)
+  const chosen = sweep.candidates.find((c) => c.side === FAST_DEFAULTS.side && c.shape === FAST_DEFAULTS.shape)
   const fixtures = Object.fromEntries(Object.entries(sweep.iou).filter(([n]) => !n.includes('-on-')))
   const chosenKey = chosen?.key ?? ''
   const levelTargets = {
-    fastInput: FAST_INPUT,
+    fastInput: { side: FAST_DEFAULTS.side, shape: FAST_DEFAULTS.shape },
     fastAtModel: {
       rule: 'fast ≥ 2× faster than balanced at the model (1 MP)',
       value: chosen?.speedup,

@@ -11,7 +11,7 @@ import { type HighOptions, HIGH_DEFAULTS } from '../../inference-server/src/leve
 import { arbitrate } from '../../inference-server/src/levels/arbitrate.js'
 import { colourCut } from '../../inference-server/src/levels/colour-cut.js'
 import { zoomEdges } from '../../inference-server/src/levels/edge-tiles.js'
-import { fastInput } from '../../inference-server/src/levels/sizes.js'
+import { smallViewInput } from '../../inference-server/src/levels/sizes.js'
 import { type HighView, otherViews } from '../../inference-server/src/levels/views.js'
 import { refineEdges } from '../../inference-server/src/remove.js'
 import type { Segmenter } from '../../inference-server/src/segmentation/index.js'
@@ -29,10 +29,14 @@ const NO_VIEWS: HighOptions = {
  */
 export function highCandidates(viewSets: HighView[][]): Record<string, HighOptions> {
   const out: Record<string, HighOptions> = { 'none|refine-': { ...NO_VIEWS, refine: false } }
+  // Safest first, as choose() assumes: a whole region at the stricter share changes the fewest
+  // pixels, then the laxer share, then the split parts. (Issue 31's run listed them the other way:
+  // whole0.6 and whole0.8 tie exactly on every group but DAVIS, so the DAVIS fold took whole0.6 by
+  // order alone, and davis345-bear-004 came out worse than allowed.)
   const rules = [
-    { rule: 'split', split: true, colourShare: 0.6 },
-    { rule: 'whole0.6', split: false, colourShare: 0.6 },
     { rule: 'whole0.8', split: false, colourShare: 0.8 },
+    { rule: 'whole0.6', split: false, colourShare: 0.6 },
+    { rule: 'split', split: true, colourShare: 0.6 },
   ]
   for (const views of viewSets)
     for (const directions of ['gain', 'both'] as const)
@@ -70,7 +74,7 @@ export function highEvaluator(segmenter: Segmenter, image: RgbImage) {
     base ??= segmenter.segment(image, segmenter.input.native)
     const b = await base
     const vk = o.views.join('+')
-    if (!views.has(vk)) views.set(vk, otherViews(segmenter, image, o.views, fastInput(image, segmenter.input)))
+    if (!views.has(vk)) views.set(vk, otherViews(segmenter, image, o.views, smallViewInput(image, segmenter.input)))
     const vs = await (views.get(vk) as Promise<Uint8Array[]>)
     const ck = `${vk}|${JSON.stringify(o.cut)}`
     const needsCut = o.arbitration.evidence.includes('colour') || o.arbitration.faintHigh > o.arbitration.faintLow

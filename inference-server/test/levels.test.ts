@@ -7,7 +7,8 @@ import type { Mask, RgbImage } from '../src/imaging/types.js'
 import { uncertainBand, widen, zoomEdges } from '../src/levels/edge-tiles.js'
 import { gridTiles } from '../src/levels/tile-layout.js'
 import { levelMask } from '../src/levels/index.js'
-import { fastInput, inputFor } from '../src/levels/sizes.js'
+import { fastInputFor } from '../src/levels/fast.js'
+import { inputFor } from '../src/levels/sizes.js'
 import type { InputSize, Segmenter } from '../src/segmentation/index.js'
 import { runtimeFromEnv } from '../src/segmentation/model.js'
 import { STUB_INPUT } from './helpers.js'
@@ -58,8 +59,14 @@ describe('fast input size', () => {
     expect(inputFor({ width: 1224, height: 816 }, 640, 'square', 64)).toEqual({ width: 640, height: 640 })
   })
 
+  it('lean: the side along the long side, one step less along the short one', () => {
+    expect(inputFor({ width: 1224, height: 816 }, 704, 'lean', 64)).toEqual({ width: 704, height: 640 })
+    expect(inputFor({ width: 480, height: 854 }, 704, 'lean', 64)).toEqual({ width: 640, height: 704 })
+    expect(inputFor({ width: 512, height: 512 }, 704, 'lean', 64)).toEqual({ width: 704, height: 640 })
+  })
+
   it('is the native input on a static model', () => {
-    expect(fastInput({ width: 1224, height: 816 }, STUB_INPUT)).toEqual({ width: 1024, height: 1024 })
+    expect(fastInputFor({ width: 1224, height: 816 }, STUB_INPUT)).toEqual({ width: 1024, height: 1024 })
   })
 
   it('fast runs the model once at the smaller input; balanced at the native one', async () => {
@@ -68,7 +75,7 @@ describe('fast input size', () => {
     await levelMask(stub('sharp', sizes), image, 'fast')
     await levelMask(stub('sharp', sizes), image, 'balanced')
     expect(sizes).toEqual([
-      { width: 640, height: 640 },
+      { width: 704, height: 640 },
       { width: 512, height: 512 },
     ])
   })

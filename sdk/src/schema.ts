@@ -888,7 +888,8 @@ export interface components {
          *           "result": {
          *             "url": "/v1/jobs/6f1c2a9e-3b7d-4e0a-9c55-2d8e1f4b7a10/result?exp=1777887601&sig=9c1e5d0b7a3f28e4c6b1d9a05f7e3c2b8a4d6f1e0c9b7a5d3f2e1c0b9a8d7f6e",
          *             "contentType": "image/png",
-         *             "expiresAt": "2026-05-04T09:40:01.000Z"
+         *             "expiresAt": "2026-05-04T09:40:01.000Z",
+         *             "confidence": 0.93
          *           },
          *           "error": null,
          *           "warnings": [],
@@ -1309,7 +1310,8 @@ export interface components {
          *       "result": {
          *         "url": "/v1/jobs/6f1c2a9e-3b7d-4e0a-9c55-2d8e1f4b7a10/result?exp=1777887601&sig=9c1e5d0b7a3f28e4c6b1d9a05f7e3c2b8a4d6f1e0c9b7a5d3f2e1c0b9a8d7f6e",
          *         "contentType": "image/png",
-         *         "expiresAt": "2026-05-04T09:40:01.000Z"
+         *         "expiresAt": "2026-05-04T09:40:01.000Z",
+         *         "confidence": 0.93
          *       },
          *       "error": null,
          *       "warnings": [],
@@ -1379,7 +1381,8 @@ export interface components {
          *           "result": {
          *             "url": "/v1/jobs/6f1c2a9e-3b7d-4e0a-9c55-2d8e1f4b7a10/result?exp=1777887601&sig=9c1e5d0b7a3f28e4c6b1d9a05f7e3c2b8a4d6f1e0c9b7a5d3f2e1c0b9a8d7f6e",
          *             "contentType": "image/png",
-         *             "expiresAt": "2026-05-04T09:40:01.000Z"
+         *             "expiresAt": "2026-05-04T09:40:01.000Z",
+         *             "confidence": 0.93
          *           },
          *           "error": null,
          *           "warnings": [],
@@ -1726,10 +1729,16 @@ export interface components {
          * @example {
          *       "url": "/v1/jobs/6f1c2a9e-3b7d-4e0a-9c55-2d8e1f4b7a10/result?exp=1777887601&sig=9c1e5d0b7a3f28e4c6b1d9a05f7e3c2b8a4d6f1e0c9b7a5d3f2e1c0b9a8d7f6e",
          *       "contentType": "image/png",
-         *       "expiresAt": "2026-05-04T09:40:01.000Z"
+         *       "expiresAt": "2026-05-04T09:40:01.000Z",
+         *       "confidence": 0.93
          *     }
          */
         Result: {
+            /**
+             * @description A background removal's: how sure its mask is, 0 (unsure) to 1 (sure): one minus the share of the subject's area that is neither clearly in nor clearly out (on `high`, plus the share its extra views disputed). Below the server's threshold the job also carries the warning `low_confidence`: look at the result, and correct it in the editor if needed. Absent on other jobs.
+             * @example 0.93
+             */
+            confidence?: number;
             contentType: string;
             /** Format: date-time */
             expiresAt: string | null;

@@ -14,9 +14,12 @@ export interface SchemaIssue {
   keys?: readonly string[]
 }
 
-/** A path as a field name (`options.alpha.threshold`); undefined for the value itself. */
+/**
+ * A path as a field name (`options.alpha.threshold`); undefined for the value itself. A key with
+ * no name (`{"": 1}`) is written `""`, so the name still points somewhere.
+ */
 export function fieldOf(path: readonly PropertyKey[]): string | undefined {
-  return path.length ? path.map(String).join('.') : undefined
+  return path.length ? path.map((key) => (key === '' ? '""' : String(key))).join('.') : undefined
 }
 
 /**

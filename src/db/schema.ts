@@ -3,7 +3,7 @@
  * D1 tables (drizzle). `migrations/` is generated from this file by `npm run db:generate`.
  */
 import { sql } from 'drizzle-orm'
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 import { JOB_KIND_NAMES, JOB_STAGES, JOB_STATUSES } from '../contract/stages'
 import { DISABLED_REASONS } from '../schemas/webhook'
 
@@ -89,6 +89,8 @@ export const jobs = sqliteTable(
     sourceKey: text('source_key').notNull(),
     resultKey: text('result_key'),
     resultContentType: text('result_content_type'),
+    /** A removal's mask confidence, 0..1, from the inference server's `done` frame (issue 31). */
+    resultConfidence: real('result_confidence'),
     modelVersion: text('model_version'),
     errorCode: text('error_code'),
     errorMessage: text('error_message'),

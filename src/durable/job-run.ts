@@ -222,12 +222,24 @@ export class JobRun extends DurableObject<Env> {
       return this.#finish(state, 'failed', { code: err.code, message: err.message })
     }
     const result = outcome.outputs.find((o) => o.name === 'result')
-    await this.#finish(state, 'succeeded', undefined, {
-      result_key: result?.key ?? null,
-      result_content_type: result?.contentType ?? null,
-      model_version: outcome.modelVersion,
-      warnings: outcome.warnings.length ? JSON.stringify(outcome.warnings) : null,
-    })
+    await this.#finish(
+      state,
+      'succeeded',
+      undefined,
+      {
+        result_key: result?.key ?? null,
+        result_content_type: result?.contentType ?? null,
+        result_confidence: outcome.confidence ?? null,
+        model_version: outcome.modelVersion,
+        warnings: outcome.warnings.length ? JSON.stringify(outcome.warnings) : null,
+      },
+      {
+        // The completed event says what the job's result says of its quality, so a webhook receiver
+        // or the page can act on `low_confidence` without reading the job again.
+        warnings: outcome.warnings,
+        ...(outcome.confidence === undefined ? {} : { confidence: outcome.confidence }),
+      },
+    )
   }
 
   /**
@@ -299,6 +311,7 @@ export class JobRun extends DurableObject<Env> {
     status: TerminalStatus,
     error?: { code: string; message: string },
     extra: Record<string, unknown> = {},
+    eventData: Record<string, unknown> = {},
   ): Promise<void> {
     if (this.#endedElsewhere()) return
     const fields: Record<string, unknown> = {
@@ -319,7 +332,7 @@ export class JobRun extends DurableObject<Env> {
         : status === 'failed'
           ? 'image.job.failed.v1'
           : 'image.job.canceled.v1'
-    this.#emit(type, error ? { error } : {})
+    this.#emit(type, error ? { error } : eventData)
     for (const waiter of [...this.#waiters]) waiter()
     this.#events.closeStreams()
     await this.#wrapUp(state)

@@ -13,6 +13,7 @@ const EXAMPLE_RESULT = {
   url: `/v1/jobs/${EXAMPLE_JOB_ID}/result?exp=1777887601&sig=9c1e5d0b7a3f28e4c6b1d9a05f7e3c2b8a4d6f1e0c9b7a5d3f2e1c0b9a8d7f6e`,
   contentType: 'image/png',
   expiresAt: '2026-05-04T09:40:01.000Z',
+  confidence: 0.93,
 }
 
 /** A finished removal, as GET /v1/jobs/{id} shows it; the examples of the lists reuse it. */
@@ -39,7 +40,16 @@ export const EXAMPLE_JOB = {
 }
 
 export const ResultSchema = z
-  .object({ url: z.string(), contentType: z.string(), expiresAt: DateTime.nullable() })
+  .object({
+    url: z.string(),
+    contentType: z.string(),
+    expiresAt: DateTime.nullable(),
+    confidence: z.number().min(0).max(1).optional().openapi({
+      description:
+        "A background removal's: how sure its mask is, 0 (unsure) to 1 (sure): one minus the share of the subject's area that is neither clearly in nor clearly out (on `high`, plus the share its extra views disputed). Below the server's threshold the job also carries the warning `low_confidence`: look at the result, and correct it in the editor if needed. Absent on other jobs.",
+      example: 0.93,
+    }),
+  })
   .openapi('Result', { example: EXAMPLE_RESULT })
 
 const Notice = z.object({ code: z.string(), message: z.string() })

@@ -291,6 +291,8 @@ export interface CallOutcome {
   outputs: StoredOutput[]
   modelVersion: string
   warnings: Notice[]
+  /** A removal's mask confidence, 0..1 (DoneFrame.confidence); absent on other kinds. */
+  confidence?: number
 }
 
 export interface AnswerHandlers {
@@ -323,7 +325,12 @@ export async function receiveAnswer(answer: Response, handlers: AnswerHandlers):
           break
         }
         case 'done':
-          return { outputs, modelVersion: frame.modelVersion, warnings: frame.warnings }
+          return {
+            outputs,
+            modelVersion: frame.modelVersion,
+            warnings: frame.warnings,
+            ...(typeof frame.confidence === 'number' ? { confidence: frame.confidence } : {}),
+          }
         case 'error':
           throw InferenceFailure.fromFrame(frame)
       }

@@ -13,7 +13,12 @@ export async function toJob(row: JobRow, resultSecret: string): Promise<Job> {
   let result: Job['result'] = null
   if (row.status === 'succeeded' && row.result_key && !bytesExpired(row)) {
     const signed = await signResultPath(resultSecret, `${self}/result`)
-    result = { url: signed.path, contentType: row.result_content_type ?? 'image/png', expiresAt: signed.expiresAt }
+    result = {
+      url: signed.path,
+      contentType: row.result_content_type ?? 'image/png',
+      expiresAt: signed.expiresAt,
+      ...(row.result_confidence === null ? {} : { confidence: row.result_confidence }),
+    }
   }
   return {
     id: row.id,

@@ -9,8 +9,9 @@
 import { readFileSync } from 'node:fs'
 import http from 'node:http'
 import type { Socket } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type LocalStack, startLocalStack } from '../helpers/local-stack'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { e2eStack } from '../helpers/e2e-stack'
+import type { SharedStack } from '../helpers/shared-stack'
 
 /** Long enough for a busy machine to answer `/health/live`; a stalled server never does. */
 const CLIENT_TIMEOUT_MS = 5_000
@@ -40,7 +41,7 @@ const TRY_ON_OPTIONS = text('options', '{}')
 interface Refusal {
   name: string
   /** The path, or how to make it (an upload to PUT bytes to). */
-  path: string | ((stack: LocalStack) => Promise<string>)
+  path: string | ((stack: SharedStack) => Promise<string>)
   method?: string
   body: Buffer | (() => Buffer[])
   contentType?: string
@@ -192,14 +193,10 @@ function send(
   })
 }
 
-let stack: LocalStack
+let stack: SharedStack
 
-beforeAll(async () => {
-  stack = await startLocalStack()
-})
-
-afterAll(async () => {
-  await stack?.stop()
+beforeAll(() => {
+  stack = e2eStack()
 })
 
 describe('a refusal before the body was read leaves the connection and the server as they were', () => {

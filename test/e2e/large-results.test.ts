@@ -8,9 +8,10 @@
  * `fast` removal, so the photo's mask is quick to make; the export is the slow part (it renders 49 MP).
  */
 import { readFileSync } from 'node:fs'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { TERMINAL_STATUSES } from '../../src/contract/stages'
-import { type LocalStack, startLocalStack } from '../helpers/local-stack'
+import { e2eStack } from '../helpers/e2e-stack'
+import type { SharedStack } from '../helpers/shared-stack'
 
 const PHOTO = readFileSync(new URL('../../examples/photo.jpg', import.meta.url))
 /** A liveness bound on the probe (the stack must answer), not a measure of the work. */
@@ -18,22 +19,18 @@ const LIVE_WITHIN_MS = 1000
 const PROBE_EVERY_MS = 250
 /** Making and storing 49 MP takes tens of seconds on two busy cores; generous, for slower machines. */
 const EXPORT_TIMEOUT_MS = 600_000
-/**
- * The export's inference call is given the default deadline of its 1 MP photo (64 s), which a
- * 49 MP render on a loaded test machine can pass: the test is about the stack staying up, so the
- * deadline is not what it waits on.
- */
-const STACK_ENV = { INFERENCE_DEADLINE_BASE_MS: '600000' }
 const TERMINAL: readonly string[] = TERMINAL_STATUSES
 
-let stack: LocalStack
+/**
+ * The e2e stage's shared stack. Its inference calls get a 10-minute deadline base
+ * (test/helpers/e2e-stack.ts): the export's call would otherwise get the default deadline of its
+ * 1 MP photo (64 s), which a 49 MP render on a loaded test machine can pass; the test is about the
+ * stack staying up, so the deadline is not what it waits on.
+ */
+let stack: SharedStack
 
-beforeAll(async () => {
-  stack = await startLocalStack(STACK_ENV)
-})
-
-afterAll(async () => {
-  await stack?.stop()
+beforeAll(() => {
+  stack = e2eStack()
 })
 
 function api(path: string, init: RequestInit = {}): Promise<Response> {

@@ -9,9 +9,10 @@ import { readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { beforeAll, expect, it } from 'vitest'
 import { startBanner } from '../../scripts/lib/start-banner'
-import { type LocalStack, startLocalStack } from '../helpers/local-stack'
+import { e2eStack } from '../helpers/e2e-stack'
+import type { SharedStack } from '../helpers/shared-stack'
 
 const sharp = createRequire(new URL('../../inference-server/package.json', import.meta.url))(
   'sharp',
@@ -22,14 +23,10 @@ const CUTOUT = join(ROOT, 'out', 'cutout.png')
 /** Marks each command's exit status in the shell's output. */
 const EXIT_MARK = '__exit__'
 
-let stack: LocalStack
+let stack: SharedStack
 
-beforeAll(async () => {
-  stack = await startLocalStack()
-})
-
-afterAll(async () => {
-  await stack?.stop()
+beforeAll(() => {
+  stack = e2eStack()
 })
 
 /** The indented lines under "Try it" in what `npm start` printed. */
@@ -63,15 +60,15 @@ function runInShell(commands: string[], cwd: string): Promise<{ statuses: number
 
 it('prints the banner startBanner() makes', () => {
   const printed = startBanner({ baseUrl: stack.baseUrl, apiKey: stack.apiKey, root: ROOT })
-  expect(stack.output()).toContain(printed)
+  expect(stack.banner).toContain(printed)
 })
 
 it('runs as printed from the repository root: every command exits 0 and saves the cutout as a PNG', {
   timeout: 300_000,
 }, async () => {
   rmSync(CUTOUT, { force: true })
-  const commands = printedCommands(stack.output())
-  expect(commands.length, stack.output()).toBeGreaterThan(1)
+  const commands = printedCommands(stack.banner)
+  expect(commands.length, stack.banner).toBeGreaterThan(1)
 
   const { statuses, output } = await runInShell(commands, ROOT)
   expect(statuses, output).toEqual(commands.map(() => 0))

@@ -1,11 +1,13 @@
 /**
  * The `low_confidence` warning through the public API (issue 31): a removal of a made photo whose
  * subject fades into the background (the stub segmenter, like any model, can only be unsure of
- * it) succeeds with the warning in `warnings`; a plain subject with crisp edges gets none.
+ * it) succeeds with the warning in `warnings` and a low `result.confidence`; a plain subject with
+ * crisp edges gets none, and a high one.
  */
 import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { api, RAW_CUTOUT, seedWorkspace, waitForStatus } from './helpers'
+import { readEvents } from './sse'
 
 async function removalOf(kind: 'plain' | 'faded') {
   const { key } = await seedWorkspace()
@@ -20,7 +22,9 @@ async function removalOf(kind: 'plain' | 'faded') {
   })
   expect(res.status, await res.clone().text()).toBe(202)
   const { id } = (await res.json()) as { id: string }
-  return waitForStatus(key, id, ['succeeded', 'failed'], 120_000)
+  const job = await waitForStatus(key, id, ['succeeded', 'failed'], 120_000)
+  const events = await readEvents(await api(`/v1/jobs/${id}/events`, { key }))
+  return { ...job, completed: events.find((e) => e.event === 'image.job.completed.v1')?.data.data }
 }
 
 describe('low_confidence', () => {
@@ -28,9 +32,19 @@ describe('low_confidence', () => {
     const job = await removalOf('faded')
     expect(job).toMatchObject({ status: 'succeeded' })
     expect(job.warnings).toEqual([{ code: 'low_confidence', message: expect.stringMatching(/^The mask is uncertain/) }])
+    // The measure itself is on the job's result (DESIGN.md §3 Result confidence), below the threshold.
+    const confidence = job.result?.confidence
+    expect(confidence).toBeGreaterThanOrEqual(0)
+    expect(confidence).toBeLessThan(0.7)
+    // And on the completed event, so a webhook receiver or the page need not read the job again.
+    expect(job.completed).toMatchObject({ status: 'succeeded', warnings: job.warnings, confidence })
   }, 180_000)
 
-  it('does not warn on a plain subject with crisp edges', async () => {
-    expect(await removalOf('plain')).toMatchObject({ status: 'succeeded', warnings: [] })
+  it('does not warn on a plain subject with crisp edges, and says it is sure', async () => {
+    const job = await removalOf('plain')
+    expect(job).toMatchObject({ status: 'succeeded', warnings: [] })
+    expect(job.result?.confidence).toBeGreaterThanOrEqual(0.7)
+    expect(job.result?.confidence).toBeLessThanOrEqual(1)
+    expect(job.completed).toMatchObject({ warnings: [], confidence: job.result?.confidence })
   }, 180_000)
 })

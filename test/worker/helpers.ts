@@ -245,8 +245,9 @@ export type JobView = {
   stage: string
   startedAt?: string | null
   completedAt?: string | null
-  result: { url: string; contentType: string } | null
+  result: { url: string; contentType: string; confidence?: number } | null
   error: { code: string; message: string } | null
+  warnings?: { code: string; message: string }[]
   [k: string]: unknown
 }
 

@@ -25,6 +25,13 @@ describe('removal options are strict (400 invalid_input)', () => {
     expect(problem.detail).toBe('Unknown field options.alpha.threshold: options are strict')
   })
 
+  it('names a field without a name as `""`', async () => {
+    const { key } = await seedWorkspace()
+    const res = await removal(key, { uploadId: someUpload, options: { ...RAW_CUTOUT, '': 1 } })
+    const problem = await expectProblem(res, 400, 'invalid_input', 'options.""')
+    expect(problem.detail).toBe('Unknown field options."": options are strict')
+  })
+
   it('requires threshold with binary alpha', async () => {
     const { key } = await seedWorkspace()
     const options = { ...BINARY_MASK, alpha: { mode: 'binary', feather: 0 } }

@@ -13,14 +13,33 @@ import { type Job, request, requestJson } from './api'
 export interface JobEvent {
   id: string
   type: string
-  data: { jobId: string; status?: Job['status']; stage?: string; error?: { code: string; message: string } }
+  data: {
+    jobId: string
+    status?: Job['status']
+    stage?: string
+    error?: { code: string; message: string }
+    /** On `image.job.completed.v1`: the job's warnings and a removal's mask confidence. */
+    warnings?: Job['warnings']
+    confidence?: number
+  }
 }
 
 /** How often a job is read when its stream could not be followed (few reads: anonymous visitors have 30 a minute). */
 const RECONCILE_POLL_MS = 3000
 
-/** How a job ended: its status and, when it did not succeed, its error. */
-export type JobEnd = Pick<Job, 'status' | 'error'>
+/**
+ * How a job ended: its status and, when it did not succeed, its error; when it did, its warnings
+ * and (a removal's) mask confidence, as the completed event or the job itself says them.
+ */
+export type JobEnd = Pick<Job, 'status' | 'error'> & { warnings?: Job['warnings']; confidence?: number }
+
+/** A job as read, as the end it reached. */
+export const endOf = (job: Job): JobEnd => ({
+  status: job.status,
+  error: job.error,
+  warnings: job.warnings,
+  confidence: job.result?.confidence,
+})
 
 /**
  * Calls `onEvent` per event until the job ends; resolves with how it ended, from its terminal
@@ -47,7 +66,13 @@ export async function followJob(id: string, anonymous: boolean, onEvent: (e: Job
       if (!event) return
       onEvent(event)
       const status = event.data.status
-      if (status && isTerminalStatus(status)) end = { status, error: event.data.error ?? null }
+      if (status && isTerminalStatus(status))
+        end = {
+          status,
+          error: event.data.error ?? null,
+          warnings: event.data.warnings,
+          confidence: event.data.confidence,
+        }
     },
     // The server closes the stream once the job is terminal.
     ended: () => true,
@@ -59,7 +84,7 @@ export async function followJob(id: string, anonymous: boolean, onEvent: (e: Job
 async function reconcile(id: string, anonymous: boolean): Promise<JobEnd> {
   for (;;) {
     const job = await requestJson<Job>(`/v1/jobs/${id}`, { anonymous })
-    if (isTerminalStatus(job.status)) return job
+    if (isTerminalStatus(job.status)) return endOf(job)
     await new Promise((r) => setTimeout(r, RECONCILE_POLL_MS))
   }
 }

@@ -14,8 +14,19 @@ export interface QueueItem {
   file: File
   state: ItemState
   row: HTMLLIElement
-  /** `jobId`: the removal, for the editor (signed in only). */
-  result?: { before: string; after: string; width: number; height: number; jobId?: string }
+  /**
+   * `jobId`: the removal, for the editor (signed in only). `confidence`: how sure the mask is,
+   * 0..1; `uncertain`: the `low_confidence` warning's message, when a person should look.
+   */
+  result?: {
+    before: string
+    after: string
+    width: number
+    height: number
+    jobId?: string
+    confidence?: number
+    uncertain?: string
+  }
 }
 
 export interface Queue {

@@ -4,7 +4,7 @@
  * with an Idempotency-Key, and its stages are followed over SSE until it ends.
  */
 import { CutoutProblem, type Job, request, requestJson } from './api'
-import { followJob, type JobEvent } from './events'
+import { endOf, followJob, type JobEnd, type JobEvent } from './events'
 
 export interface RemovalOptions {
   quality: 'fast' | 'balanced' | 'high'
@@ -50,10 +50,13 @@ async function uploadFile(file: File): Promise<string> {
   return upload.id
 }
 
-/** Follows the job to its end; throws a CutoutProblem with the job's error when it did not succeed. */
-export async function finishRemoval(job: Job, signedIn: boolean, onEvent: (e: JobEvent) => void): Promise<void> {
-  const end = job.status === 'succeeded' ? job : await followJob(job.id, !signedIn, onEvent)
-  if (end.status === 'succeeded') return
+/**
+ * Follows the job to its end and resolves with it (its warnings and mask confidence); throws a
+ * CutoutProblem with the job's error when it did not succeed.
+ */
+export async function finishRemoval(job: Job, signedIn: boolean, onEvent: (e: JobEvent) => void): Promise<JobEnd> {
+  const end = job.status === 'succeeded' ? endOf(job) : await followJob(job.id, !signedIn, onEvent)
+  if (end.status === 'succeeded') return end
   const error = end.error ?? { code: end.status, message: `The job ended ${end.status}` }
   throw new CutoutProblem(422, { code: error.code, detail: error.message })
 }

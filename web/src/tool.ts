@@ -4,6 +4,7 @@
  * with its row in the list (queue.ts). Anonymous visitors use their daily previews; a signed-in
  * user spends workspace credits and gets full resolution.
  */
+import { LOW_CONFIDENCE_CODE } from '../../src/contract/frames'
 import { JOB_STAGES } from '../../src/contract/stages'
 import { CutoutProblem, describeError } from './api'
 import { setUpCompare } from './compare'
@@ -58,7 +59,7 @@ export function setUpTool(onFinished: () => void): void {
     try {
       const created = await createRemoval(item.file, readOptions(), signedIn)
       stage(created.stage, 'Queued')
-      await finishRemoval(created, signedIn, (event) => {
+      const end = await finishRemoval(created, signedIn, (event) => {
         if (event.data.stage) stage(event.data.stage, labelFor(event.data.stage))
       })
       const blob = await downloadResult(created, signedIn)
@@ -69,6 +70,8 @@ export function setUpTool(onFinished: () => void): void {
         width,
         height,
         jobId: signedIn ? created.id : undefined,
+        confidence: end.confidence,
+        uncertain: end.warnings?.find((w) => w.code === LOW_CONFIDENCE_CODE)?.message,
       }
       queue.finish(item, result)
       show(item)
@@ -144,5 +147,27 @@ function showResult(item: QueueItem): void {
   const edit = byId<HTMLAnchorElement>('edit')
   edit.hidden = !item.result.jobId
   if (item.result.jobId) edit.href = editorUrl(item.result.jobId)
+  showConfidence(item.result)
   byId('result').hidden = false
+}
+
+/**
+ * How sure the mask is, beside the result; when the removal carries `low_confidence`, the
+ * warning's words and the way to correct it: the editor (signed in), or signing in to use it.
+ */
+function showConfidence(result: NonNullable<QueueItem['result']>): void {
+  const confidence = byId('result-confidence')
+  confidence.hidden = result.confidence === undefined
+  confidence.textContent =
+    result.confidence === undefined ? '' : `Mask confidence ${Math.round(result.confidence * 100)} %`
+  const warning = byId('result-uncertain')
+  warning.hidden = !result.uncertain
+  if (!result.uncertain) {
+    warning.replaceChildren()
+    return
+  }
+  const fix = result.jobId
+    ? h('a', { href: editorUrl(result.jobId), id: 'uncertain-edit' }, 'Open it in the editor')
+    : h('a', { href: '/#sign-in' }, 'Sign in to use the editor')
+  warning.replaceChildren(`${result.uncertain}. `, fix)
 }

@@ -22,6 +22,7 @@ import sharp from 'sharp'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { launchChromium } from '../../test/helpers/browser'
 import { type LocalStack, outboxCode, startLocalStack } from '../../test/helpers/local-stack'
+import { madeSubject } from '../../inference-server/test/made-subjects'
 
 const COFFEE = fileURLToPath(new URL('../../inference-server/test/fixtures/coffee.png', import.meta.url))
 const CHELSEA = fileURLToPath(new URL('../../inference-server/test/fixtures/chelsea.png', import.meta.url))
@@ -213,6 +214,10 @@ describe('the page, anonymously', () => {
     await page.locator('#allowance', { hasText: '6 of 7 left today' }).waitFor()
     // The editor needs an account (projects belong to a workspace): no Edit for a preview.
     expect(await page.locator('#edit').isHidden()).toBe(true)
+    // How sure the mask is, beside the result (DESIGN.md §3 Result confidence); the mug is a plain
+    // subject, so no warning.
+    expect(await page.locator('#result-confidence').innerText()).toMatch(/^Mask confidence \d+ %$/)
+    expect(await page.locator('#result-uncertain').isHidden()).toBe(true)
 
     // Phone width: nothing wider than the screen.
     await page.setViewportSize(PHONE)
@@ -352,6 +357,27 @@ describe('the page, signed in', () => {
     expect(sent?.deliveryId).toBe(deliveryId)
     await delivery.getByRole('button', { name: /^Replay / }).click()
     await expect.poll(() => received.filter((e) => e.deliveryId === deliveryId).length, { timeout: 30_000 }).toBe(2)
+
+    // A photo the model cannot be sure of (a disc that fades into the grey): the result says so in
+    // words beside it, with the way into the editor; the webhook's completed event carries the same.
+    await page.setInputFiles('#file', { name: 'faded.png', mimeType: 'image/png', buffer: await madeSubject('faded') })
+    const uncertain = page.locator('#result-uncertain')
+    await uncertain.waitFor({ timeout: 120_000 })
+    expect(await uncertain.innerText()).toMatch(
+      /^The mask is uncertain \(confidence 0\.\d\d\): .+\. Open it in the editor$/,
+    )
+    const fadedId = new URL((await page.getAttribute('#uncertain-edit', 'href')) ?? '', stack.baseUrl).searchParams.get(
+      'job',
+    )
+    expect(fadedId).not.toBe(jobId)
+    expect(await page.getAttribute('#uncertain-edit', 'href')).toBe(`/editor?job=${fadedId}`)
+    expect(await page.locator('#result-confidence').innerText()).toMatch(/^Mask confidence \d+ %$/)
+    await shotOf(page, '#result', 'uncertain')
+    await expect
+      .poll(() => received.find((e) => e.type === 'image.job.completed.v1' && e.data.jobId === fadedId)?.data, {
+        timeout: 30_000,
+      })
+      .toMatchObject({ warnings: [{ code: 'low_confidence' }], confidence: expect.any(Number) })
 
     // An API key: its secret once, a working key, then revoked.
     await page.fill('#key-name', 'page test')

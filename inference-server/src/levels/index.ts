@@ -1,7 +1,7 @@
 /**
  * @module
  * Quality levels (SPEC.md §2: `quality` controls inference resolution; issues 14, 22, 31):
- * - `fast`: one model run at a smaller input (sizes.ts, picked by bench/levels.ts);
+ * - `fast`: one model run at a smaller input, then a finish without the model (fast.ts);
  * - `balanced`: one run at the native 1024², the reference package's mask bit for bit;
  * - `high`: balanced's run and other views of the photo (views.ts); `balanced`'s mask is kept
  *   except in the regions where the evidence (the views' agreement, a colour model of what all
@@ -16,11 +16,12 @@ import type { Segmenter } from '../segmentation/index.js'
 import { ARBITRATION_DEFAULTS, type ArbitrationOptions, type ArbitrationReport, arbitrate } from './arbitrate.js'
 import { COLOUR_CUT_DEFAULTS, type ColourCutOptions, colourCut } from './colour-cut.js'
 import { type EdgeTileOptions, zoomEdges } from './edge-tiles.js'
-import { fastInput } from './sizes.js'
+import { fastMask } from './fast.js'
+import { smallViewInput } from './sizes.js'
 import { type HighView, otherViews } from './views.js'
 
 export { EDGE_TILE_DEFAULTS, type EdgeTileOptions } from './edge-tiles.js'
-export { FAST_INPUT, fastInput } from './sizes.js'
+export { FAST_DEFAULTS, type FastOptions, fastInputFor } from './fast.js'
 
 /** `high`'s method: which other views, how disputes are settled, whether the edge band is solved again. */
 export interface HighOptions {
@@ -61,10 +62,10 @@ export async function levelMask(
 ): Promise<LevelMask> {
   // The level's own model when levels run different ones (SEGMENTATION_MODEL_<LEVEL>, issue 25).
   const model = segmenter.forLevel?.(quality) ?? segmenter
-  if (quality === 'fast') return { mask: await model.segment(image, fastInput(image, model.input)), modelRuns: 1 }
+  if (quality === 'fast') return { mask: await fastMask(model, image), modelRuns: 1 }
   const base = await model.segment(image, model.input.native)
   if (quality === 'balanced') return { mask: base, modelRuns: 1 }
-  const views = await otherViews(model, image, high.views, fastInput(image, model.input), signal)
+  const views = await otherViews(model, image, high.views, smallViewInput(image, model.input), signal)
   const needsCut =
     high.arbitration.evidence.includes('colour') || high.arbitration.faintHigh > high.arbitration.faintLow
   const cut = needsCut && views.length ? await colourCut(image, [base.data, ...views], high.cut) : null

@@ -1,22 +1,20 @@
 /**
  * @module
- * The model input size of each quality level. `balanced` and `high` run the model at its native
- * 1024²; `fast` at a smaller size picked by measurement against real ground truth (issue 22:
- * bench/high-tuning-gt.ts on ../shared/gt, at least 2× faster than 1024² at the model by
- * bench/levels.ts; docs/quality.md). Issue 14's rule, IoU ≥ 0.95 against `balanced`, is retired.
+ * Model input sizes below the native 1024²: `fast`'s (its size is chosen in fast.ts) and `high`'s
+ * small view. `balanced` and `high` run the model at its native 1024². Issue 14's rule for `fast`,
+ * IoU ≥ 0.95 against `balanced`, is retired: sizes are judged against real ground truth.
  */
 import type { InputSize, ModelInput } from '../segmentation/index.js'
 
 /** How `fast` shapes its input: a square (stretched, as the model was trained) or the photo's aspect. */
-export type FastShape = 'square' | 'aspect'
+export type FastShape = 'square' | 'aspect' | 'lean'
 
 /**
- * `fast`'s input: 640², stretched like the model's own 1024². On the 14 real photos of
- * ../shared/gt its mean SAD is 1.17× `balanced`'s, against 2.12× for issue 14's 704² at the photo's
- * aspect (which lost the flower and the plush duck) and 1.32× for 512²; 2.5× faster than 1024² at
- * the model at 1 MP (bench/results/levels-sweep.json).
+ * `high`'s small view (views.ts): 640², stretched like the model's own 1024², the input `fast` ran
+ * at when `high`'s rule was chosen (issue 31); kept apart from `fast`'s own input (fast.ts) so a
+ * change to `fast` leaves `high` as measured.
  */
-export const FAST_INPUT = { side: 640, shape: 'square' as FastShape }
+export const SMALL_VIEW = { side: 640, shape: 'square' as FastShape }
 
 const roundTo = (v: number, multiple: number) => Math.max(multiple, Math.round(v / multiple) * multiple)
 
@@ -32,15 +30,17 @@ export function inputFor(
   multiple: number,
 ): InputSize {
   if (shape === 'square') return { width: side, height: side }
+  if (shape === 'lean') {
+    // `side` along the photo's long side, one step less along the short one: nearer its aspect than a square.
+    const short = Math.max(multiple, side - multiple)
+    return image.width >= image.height ? { width: side, height: short } : { width: short, height: side }
+  }
   const scale = side / Math.sqrt(image.width * image.height)
   return { width: roundTo(image.width * scale, multiple), height: roundTo(image.height * scale, multiple) }
 }
 
-/**
- * The input `fast` runs at for this image on this model: the native one when the model's size is
- * fixed or set per photo by its profile (MODNet's rule runs at every level).
- */
-export function fastInput(image: { width: number; height: number }, model: ModelInput): InputSize {
+/** `high`'s small view of this image on this model: the native input when the model's size is fixed or set per photo. */
+export function smallViewInput(image: { width: number; height: number }, model: ModelInput): InputSize {
   if (model.kind !== 'any') return model.native
-  return inputFor(image, FAST_INPUT.side, FAST_INPUT.shape, model.multiple)
+  return inputFor(image, SMALL_VIEW.side, SMALL_VIEW.shape, model.multiple)
 }
