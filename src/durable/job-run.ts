@@ -16,13 +16,8 @@ import { putHashed } from '../lib/storage'
 import { iso } from '../lib/time'
 import { completeBatchIfDone } from '../services/batches'
 import { callDeadlineMs, callWork, untilAborted } from '../services/deadlines'
-import {
-  type CallOutcome,
-  deadlinePassed,
-  InferenceFailure,
-  type Readiness,
-  receiveAnswer,
-} from '../services/inference'
+import { deadlinePassed, InferenceFailure, type Readiness } from '../services/inference'
+import { type CallOutcome, receiveAnswer } from '../services/inference-answer'
 import { finishJobStatements, type TerminalStatus, unfinishedJobUpdate } from '../services/job-store'
 import { type JobStart, READY_HINT_MS, RESULT_RETENTION_MS } from '../services/jobs'
 import { createServices, type Services } from '../services/context'

@@ -10,7 +10,8 @@ import type { Env } from '../env'
 import type { ErrorCode } from '../errors'
 import type { ProjectEventType } from '../lib/events'
 import { MAX_PIXELS, SNIFF_BYTES, sniffImage } from '../lib/image-sniff'
-import type { RequestPart, StoredOutput } from '../services/inference'
+import type { RequestPart } from '../services/inference'
+import type { StoredOutput } from '../services/inference-answer'
 
 export type { StoredOutput }
 

@@ -7,13 +7,12 @@
  * and the call goes to that same server.
  */
 import { ApiError, type ErrorCode } from '../errors'
-import { CLIENT_ERROR_CODES, INFERENCE_ERRORS, isInferenceErrorCode } from '../contract/errors'
-import { type ErrorFrame, type Notice, type OutputFrame, readFrames } from '../contract/frames'
-import type { InferenceStage } from '../contract/stages'
 import { type PartManifest, signInferenceToken } from '../contract/signing'
 import { childTraceparent, TRACEPARENT_HEADER } from '../contract/trace'
 import type { Config } from '../config'
 import { DEADLINE_DEFAULTS } from './deadlines'
+import { type AnswerHandlers, type CallOutcome, receiveAnswer } from './inference-answer'
+import { InferenceFailure } from './inference-failure'
 
 const INSPECT_TIMEOUT_MS = 60_000
 
@@ -31,45 +30,7 @@ export type Readiness = {
   url?: string
 }
 
-/** A failure reported by, or on the way to, the inference server. */
-export class InferenceFailure extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly status: number,
-    readonly retryable: boolean,
-    readonly retryAfter?: number,
-  ) {
-    super(message)
-  }
-
-  /** A failure the server reported in an `error` frame, after its answer began. */
-  static fromFrame(frame: ErrorFrame): InferenceFailure {
-    const status = isInferenceErrorCode(frame.code) ? INFERENCE_ERRORS[frame.code].status : 500
-    return new InferenceFailure(frame.code, frame.message, status, frame.retryable)
-  }
-
-  /** Whether the job's own input caused it (the job fails with this code; no retry helps). */
-  get isClientError(): boolean {
-    return CLIENT_ERROR_CODES.has(this.code)
-  }
-
-  /**
-   * What the failure means for whoever made the call, in one place for the job runner's retry
-   * policy (durable/retry-policy.ts) and for calls a client waits on (`inferenceProblem`):
-   * - `client`: the input caused it; fail with this code, no retry helps;
-   * - `saturated`: the server is busy ("503, retry after"): not a failure of the work;
-   * - `transient`: the server or the connection was lost: another attempt may succeed;
-   * - `fatal`: the work failed on the server and would fail again.
-   */
-  get kind(): FailureKind {
-    if (this.isClientError) return 'client'
-    if (this.status === 503 && this.retryAfter !== undefined) return 'saturated'
-    return this.retryable ? 'transient' : 'fatal'
-  }
-}
-
-export type FailureKind = 'client' | 'saturated' | 'transient' | 'fatal'
+export { type FailureKind, InferenceFailure } from './inference-failure'
 
 /**
  * One part of a request: its manifest entry and its bytes (a stored object's stream, or bytes at
@@ -273,80 +234,6 @@ function isTimeout(err: unknown): boolean {
 function retryAfterOf(res: Response): number | undefined {
   const v = Number(res.headers.get('retry-after'))
   return Number.isFinite(v) && v > 0 ? v : undefined
-}
-
-/** An output of a call as stored: where, what, and the length and hash a later call is signed over. */
-export interface StoredOutput {
-  name: string
-  key: string
-  contentType: string
-  width?: number
-  height?: number
-  size: number
-  sha256: string
-}
-
-/** What a finished call left: its outputs, and what its `done` frame said. */
-export interface CallOutcome {
-  outputs: StoredOutput[]
-  modelVersion: string
-  warnings: Notice[]
-  /** A removal's mask confidence, 0..1 (DoneFrame.confidence); absent on other kinds. */
-  confidence?: number
-}
-
-export interface AnswerHandlers {
-  /** Called as the server passes each stage. */
-  onStage?(stage: InferenceStage): Promise<void>
-  /** Stores one output's bytes, or drops them (null); the stream must be read to its end either way. */
-  store(output: Omit<OutputFrame, 'type'>, body: ReadableStream<Uint8Array>): Promise<StoredOutput | null>
-  /** Errors of the handlers' own that must pass through as they are (e.g. a job canceled meanwhile). */
-  passThrough?(err: unknown): boolean
-}
-
-/**
- * Reads a job route's answer as it comes: stages as the server passes them, each output handed to
- * `store`, and `done` ends the call. An `error` frame, or an answer that ends without `done`, is an
- * inference failure like an error status; a connection lost mid-answer is a lost server.
- */
-export async function receiveAnswer(answer: Response, handlers: AnswerHandlers): Promise<CallOutcome> {
-  if (!answer.body) throw new InferenceFailure('processor_unavailable', 'The answer had no body', 502, true)
-  const outputs: StoredOutput[] = []
-  try {
-    for await (const frame of readFrames(answer.body)) {
-      switch (frame.type) {
-        case 'stage':
-          await handlers.onStage?.(frame.stage)
-          break
-        case 'output': {
-          const { body, type: _type, ...output } = frame
-          const stored = await handlers.store(output, body)
-          if (stored) outputs.push(stored)
-          break
-        }
-        case 'done':
-          return {
-            outputs,
-            modelVersion: frame.modelVersion,
-            warnings: frame.warnings,
-            ...(typeof frame.confidence === 'number' ? { confidence: frame.confidence } : {}),
-          }
-        case 'error':
-          throw InferenceFailure.fromFrame(frame)
-      }
-    }
-  } catch (err) {
-    if (err instanceof InferenceFailure || handlers.passThrough?.(err)) throw err
-    // A connection lost while reading the answer (or an output that could not be stored from it)
-    // is a lost server, like one that never answered: the call may be retried.
-    throw new InferenceFailure('processor_unavailable', `The answer was cut off: ${String(err)}`, 502, true)
-  }
-  throw new InferenceFailure(
-    'processor_unavailable',
-    'The inference server closed the answer before it was done',
-    502,
-    true,
-  )
 }
 
 /** How long a client-facing call (a revision) may take before the client gets 503. */
