@@ -86,7 +86,8 @@ export function jobRoute<S extends string, I extends JobRouteInput<S>>(declared:
     ({ ...sourcesFromJson(raw, body.sources), options: raw.options }) as I
   const fromForm = async (c: Context<AppEnv>, jobId: string) => {
     const { texts, sources } = await sourcesFromForm(c.req.raw, c.env.BUCKET, parts, jobId, body.sources)
-    return { ...sources, options: parseJsonField(texts.options, body.json.shape.options) } as I
+    const options = parseJsonField(texts.options, body.json.shape.options)
+    return { ...sources(), options } as I
   }
   const router = createRouter()
   documentRoute(router, route)

@@ -78,7 +78,9 @@ export function sourcesFromJson<S extends string>(
 
 /**
  * A job's multipart body read as a stream (`readStagedForm`), each slot's file stored at its key
- * as it arrives: its text parts, and each slot's source.
+ * as it arrives: its text parts, and each slot's source. The sources are given by a function that
+ * throws a file's refusal (415, 413, a missing part), so the caller checks the text parts first: a
+ * bad `options` part is the error named, whatever order the parts came in.
  */
 export async function sourcesFromForm<S extends string>(
   request: Request,
@@ -86,11 +88,14 @@ export async function sourcesFromForm<S extends string>(
   parts: Omit<StreamedFormSpec, 'openFile'>,
   jobId: string,
   slots: SourceSlots<S>,
-): Promise<{ texts: Record<string, string>; sources: Record<S, SourceInput> }> {
+): Promise<{ texts: Record<string, string>; sources: () => Record<S, SourceInput> }> {
   const nameOf = (part: string) => slotNames(slots).find((name) => slots[name].part === part) ?? part
   const { texts, staged } = await readStagedForm(request, bucket, parts, (part) => slotKey(jobId, slots, nameOf(part)))
-  const sources = {} as Record<S, SourceInput>
-  for (const name of slotNames(slots)) sources[name] = sourceFromPart(staged[slots[name].part], slots[name].part)
+  const sources = () => {
+    const found = {} as Record<S, SourceInput>
+    for (const name of slotNames(slots)) found[name] = sourceFromPart(staged[slots[name].part], slots[name].part)
+    return found
+  }
   return { texts, sources }
 }
 
