@@ -4,8 +4,8 @@ import { defineConfig } from 'vitest/config'
 // test/clients/python.test.ts), the contract walk through Prism's validating proxy
 // (test/clients/prism.test.ts) and the web page (in headless Chromium) against the real local
 // stack (`npm start` with the real model), one file at a time; they import and run the built
-// packages (sdk/dist, cli/dist), which the `clients` stage of scripts/test.ts builds first. All but
-// the page share one stack started here (test/helpers/clients-stack.ts); the page starts its own.
+// packages (sdk/dist, cli/dist), which the `clients` stage of scripts/test.ts builds first. All of
+// them share one stack started here (test/helpers/clients-stack.ts).
 export default defineConfig({
   test: {
     include: [

@@ -1,9 +1,10 @@
 /**
  * The clients stage's shared stack (test/helpers/shared-stack.ts): vitest.clients.config.mts
- * starts it once as its globalSetup and the SDK's, the CLI's, the MCP server's, the Python
- * client's and most of the page's test files share it through `clientStack()`. The page test
- * (web/test/page.test.ts) keeps its own stack: it spends its stack's anonymous rate-limit window
- * on purpose, which would leak into whichever file ran after it.
+ * starts it once as its globalSetup and every file of the stage (the SDK's, the CLI's, the MCP
+ * server's, the Python client's and the page's) shares it through `clientStack()`. The page test
+ * (web/test/page.test.ts) is the only file that makes anonymous previews, so it finds 127.0.0.1's
+ * daily allowance whole whatever ran before it; the anonymous rate window it spends on purpose
+ * lasts seconds (test/helpers/local-stack.ts) and it waits that out itself, as the page does.
  */
 import type { TestProject } from 'vitest/node'
 import { provideStack, type SharedStack, sharedStack } from './shared-stack'

@@ -21,7 +21,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import sharp from 'sharp'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { launchChromium } from '../../test/helpers/browser'
-import { type LocalStack, outboxCode, startLocalStack } from '../../test/helpers/local-stack'
+import { type ClientStack, clientStack } from '../../test/helpers/clients-stack'
+import { outboxCode } from '../../test/helpers/local-stack'
 import { madeSubject } from '../../inference-server/test/made-subjects'
 
 const COFFEE = fileURLToPath(new URL('../../inference-server/test/fixtures/coffee.png', import.meta.url))
@@ -31,7 +32,7 @@ const CLI = fileURLToPath(new URL('../../cli/dist/main.js', import.meta.url))
 const SHOTS = process.env.SCREENSHOTS_DIR
 const PHONE = { width: 390, height: 844 }
 
-let stack: LocalStack
+let stack: ClientStack
 let browser: Browser
 let work: string
 /** What the browser refused under the page's CSP, per test (DESIGN.md §3 "Page security"). */
@@ -40,12 +41,12 @@ const cspViolations: string[] = []
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'cutout-page-'))
   if (SHOTS) mkdirSync(SHOTS, { recursive: true })
-  ;[stack, browser] = await Promise.all([startLocalStack(), launchChromium()])
+  stack = clientStack()
+  browser = await launchChromium()
 })
 
 afterAll(async () => {
   await browser?.close()
-  await stack?.stop()
   if (work) rmSync(work, { recursive: true, force: true })
 })
 
