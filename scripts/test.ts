@@ -158,13 +158,15 @@ async function run(stage: Stage, buffer?: string[]): Promise<number> {
 }
 
 /**
- * Stages run side by side: the end-to-end stage spends most of its time waiting (on deadlines and
- * retry backoffs of a frozen server, on its own stack) while the Worker stage runs one file at a
- * time, so together they take the longer one's time on two cores, not the sum. Each has its own
- * servers on free ports; the page is built once before (WEB_PREBUILT_ENV) so neither deletes it
- * under the other. The second one's output is printed whole when it ends.
+ * Stages run side by side: the end-to-end and clients stages spend most of their time waiting (on
+ * deadlines and retry backoffs of a frozen server, on their stacks' starts, on the model and a
+ * browser behind HTTP) while the Worker stage runs one file at a time, so on two cores the Worker
+ * stage runs with the other two one after the other beside it: together they take the longer
+ * side's time, not the sum. Each has its own servers on free ports; the page is built once before
+ * (WEB_PREBUILT_ENV) so none deletes it under another. The side stages' output is printed whole
+ * when each ends.
  */
-const ALONGSIDE: Record<string, string> = { worker: 'e2e' }
+const ALONGSIDE: Record<string, string[]> = { worker: ['e2e', 'clients'] }
 
 const suiteStarted = performance.now()
 const only = process.argv.slice(2)
@@ -176,20 +178,30 @@ const timed = async (stage: Stage, buffer?: string[]) => {
   results.push({ name: stage.name, code, seconds: (performance.now() - started) / 1000 })
 }
 
+/** The stages run beside `stage`, in order, each printed when it ends. */
+async function besides(stage: Stage, companions: Stage[]): Promise<void> {
+  for (const companion of companions) {
+    const buffered: string[] = []
+    await timed(companion, buffered)
+    console.log(`\n▶ ${companion.name} (ran alongside ${stage.name})\n${buffered.join('')}`)
+  }
+}
+
 await buildWeb()
 process.env[WEB_PREBUILT_ENV] = '1'
-const companions = new Set(Object.values(ALONGSIDE))
+const isCompanion = (name: string) =>
+  selected.some((s) => ALONGSIDE[s.name]?.includes(name)) && !ALONGSIDE[name]?.length
 for (const stage of selected) {
-  if (companions.has(stage.name) && selected.some((s) => ALONGSIDE[s.name] === stage.name)) continue
-  const companion = selected.find((s) => s.name === ALONGSIDE[stage.name])
-  console.log(`\n▶ ${stage.name}${companion ? ` (with ${companion.name} alongside)` : ''}`)
-  if (!companion) {
+  if (isCompanion(stage.name)) continue
+  const companions = selected.filter((s) => ALONGSIDE[stage.name]?.includes(s.name))
+  console.log(
+    `\n▶ ${stage.name}${companions.length ? ` (with ${companions.map((c) => c.name).join(', then ')} alongside)` : ''}`,
+  )
+  if (!companions.length) {
     await timed(stage)
     continue
   }
-  const buffered: string[] = []
-  await Promise.all([timed(stage), timed(companion, buffered)])
-  console.log(`\n▶ ${companion.name} (ran alongside ${stage.name})\n${buffered.join('')}`)
+  await Promise.all([timed(stage), besides(stage, companions)])
 }
 
 const failures = STAGES.filter((s) => results.some((r) => r.name === s.name && r.code !== 0)).flatMap((stage) => {
