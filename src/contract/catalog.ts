@@ -10,6 +10,15 @@ import { MAX_REFERENCES, MAX_SEED } from './catalog-limits.js'
 
 export { MAX_REFERENCES, MAX_SEED }
 
+/** A seed for a request that gave none (the response echoes it, so the image can be made again). */
+export const randomSeed = () => crypto.getRandomValues(new Uint32Array(1))[0] % (MAX_SEED + 1)
+
+/** The options with their seed: the one given, or one chosen now, which every random choice then follows. */
+export const withSeed = <T extends { seed?: number }>(options: T): T & { seed: number } => ({
+  ...options,
+  seed: options.seed ?? randomSeed(),
+})
+
 export const MAX_PROMPT_LENGTH = 4000
 export const CATALOG_SHADOWS = ['none', 'soft', 'hard', 'floating'] as const
 export const CATALOG_LAYOUTS = ['hero', 'views'] as const

@@ -10,7 +10,7 @@ import { z } from '@hono/zod-openapi'
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'hono'
 import { MAX_REFERENCES } from '../contract/catalog'
-import { CatalogOptionsSchema } from '../contract/catalog'
+import { CatalogOptionsSchema, withSeed } from '../contract/catalog'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
 import { sha256Hex } from '../lib/crypto'
@@ -22,7 +22,7 @@ import { JobListQuery } from '../schemas/job'
 import { REMOVAL_SOURCES, RemovalOptionsSchema } from '../schemas/removal'
 import { UploadRequestSchema } from '../schemas/upload'
 import type { RouteKey } from '../services/access'
-import { makeCatalogImageKeyed, randomSeed } from '../services/catalog'
+import { makeCatalogImageKeyed } from '../services/catalog'
 import { getUsage } from '../services/credits'
 import { resolveSource, sourcesFromJson } from '../services/job-sources'
 import { findJob, listJobs } from '../services/job-store'
@@ -197,7 +197,7 @@ const catalogImage = tool({
       const fields = { uploadId: field, sourceUrl: field, file: field }
       references.push(await resolveSource(c.env, workspace(c), '', { kind: 'upload', uploadId: id }, fields))
     }
-    const options = { ...given, seed: given.seed ?? randomSeed() }
+    const options = withSeed(given)
     // The request as sent (no random seed), so a retry with the same key replays.
     const fingerprint = () => sha256Hex(JSON.stringify({ references: ids, ...given }))
     const once = idempotencyKey ? { key: idempotencyKey, fingerprint } : undefined

@@ -20,7 +20,8 @@ import { documentRoute, partsOf, streamedMultipart } from '../schemas/multipart'
 import type { AcceptContext, Accepted, StagedRead } from '../services/accept'
 import type { RouteKey } from '../services/access'
 import { requireIdempotencyKey } from '../services/idempotency'
-import { type SourceInput, type SourceSlots, sourcesFromForm, sourcesFromJson } from '../services/job-sources'
+import { type SourceSlots, sourcesFromForm, sourcesFromJson } from '../services/job-sources'
+import type { SlotInput } from '../services/slot-jobs'
 
 /** The paths of the routes `ROUTE_ACCESS` lists for POST. */
 type PostPath = RouteKey extends infer K ? (K extends `POST ${infer P}` ? P : never) : never
@@ -49,12 +50,12 @@ export interface JobRouteDeclaration<S extends string, I extends JobRouteInput<S
    */
   body: { json: z.ZodObject<{ options: z.ZodType }>; multipart: z.ZodObject; sources: SourceSlots<S> }
   images: ImageProblems
-  /** The kind's accept (`services/<resource>.ts`), given how to read each image's source and the options. */
+  /** The kind's accept (`slotJob({...})`, services/slot-jobs.ts), given how to read each image's source and the options. */
   accept: (ctx: AcceptContext, read: StagedRead<I>) => Promise<Accepted<Job>>
 }
 
 /** What a job-creating route hands its accept: each named image's source, and the options. */
-export type JobRouteInput<S extends string> = Record<S, SourceInput> & { options: unknown }
+type JobRouteInput<S extends string> = SlotInput<S>
 
 /** The router serving (and documenting) one job-creating route. */
 export function jobRoute<S extends string, I extends JobRouteInput<S>>(declared: JobRouteDeclaration<S, I>) {

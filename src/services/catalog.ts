@@ -10,7 +10,7 @@ import {
   CatalogOptionsSchema,
   type CatalogRequest,
   MAX_REFERENCES,
-  MAX_SEED,
+  randomSeed,
   referenceField,
   referenceFieldOf,
   referencePart,
@@ -100,9 +100,6 @@ function parseOptions(form: Record<string, unknown>): CatalogOptions {
   if (!parsed.success) throw issueToApiError(parsed.error.issues[0])
   return parsed.data
 }
-
-/** A seed for a request that gave none (the response echoes it, so the image can be made again). */
-export const randomSeed = () => crypto.getRandomValues(new Uint32Array(1))[0] % (MAX_SEED + 1)
 
 function toInteger(name: string, value: string): number {
   if (!/^\d+$/.test(value.trim()))

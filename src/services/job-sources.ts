@@ -61,7 +61,7 @@ function slotKey(jobId: string, slots: SourceSlots, name: string): string {
   return Object.keys(slots).length === 1 ? jobSourcePrefix(jobId) : `${jobSourcePrefix(jobId)}/${name}`
 }
 
-const slotNames = <S extends string>(slots: SourceSlots<S>) => Object.keys(slots) as S[]
+export const slotNames = <S extends string>(slots: SourceSlots<S>) => Object.keys(slots) as S[]
 
 /** Each slot's source from a JSON body its schema validated. */
 export function sourcesFromJson<S extends string>(

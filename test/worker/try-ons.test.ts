@@ -57,7 +57,8 @@ describe('POST /v1/virtual-try-ons', () => {
         form({
           person: png(await fixtureBytes('coffee.png'), 'coffee.png'),
           garment: png(await fixtureBytes('garment-shirt.png'), 'shirt.png'),
-          options: JSON.stringify(OPTIONS),
+          // No seed: one is chosen at accept and kept with the job, so the same request can be made again.
+          options: JSON.stringify({ category: 'upper_body' }),
         }),
         { wait: 8 },
       )
@@ -65,6 +66,20 @@ describe('POST /v1/virtual-try-ons', () => {
       // Each image is the job's own object, named after its part (one image would be `sources/<id>`).
       const stored = await env.BUCKET.list({ prefix: `sources/${job.id}` })
       expect(stored.objects.map((o) => o.key).sort()).toEqual([`sources/${job.id}/garment`, `sources/${job.id}/person`])
+      // The person is the job's own source; the garment is recorded with it (the retention sweep asks about both).
+      const row = await env.DB.prepare('SELECT source_key, options FROM jobs WHERE id = ?').bind(job.id).first<{
+        source_key: string
+        options: string
+      }>()
+      expect(row?.source_key).toBe(`sources/${job.id}/person`)
+      expect(JSON.parse(row?.options ?? '{}')).toMatchObject({ category: 'upper_body', seed: expect.any(Number) })
+      const sources = await env.DB.prepare('SELECT source_key FROM job_sources WHERE job_id = ? ORDER BY source_key')
+        .bind(job.id)
+        .all<{ source_key: string }>()
+      expect(sources.results.map((r) => r.source_key)).toEqual([
+        `sources/${job.id}/garment`,
+        `sources/${job.id}/person`,
+      ])
       expect(job.status).toBe('failed')
       expect(job.error?.code).toBe('invalid_input')
       expect(job.error?.message).toMatch(/person/)
