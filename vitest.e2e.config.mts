@@ -5,8 +5,10 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     include: ['test/e2e/**/*.test.ts'],
-    // One stack for the files that only call it (test/helpers/e2e-stack.ts); faults and local
-    // mode start their own.
+    // The fault tests are a stage of their own (vitest.faults.config.mts).
+    exclude: ['test/e2e/faults.test.ts'],
+    // One stack for the files that only call it (test/helpers/e2e-stack.ts); local mode starts
+    // its own.
     globalSetup: ['./test/helpers/e2e-stack.ts'],
     environment: 'node',
     fileParallelism: false,

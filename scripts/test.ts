@@ -78,6 +78,8 @@ const STAGES: Stage[] = [
   { name: 'contract', steps: [vitest('--config', 'vitest.contract.config.mts')] },
   { name: 'worker', steps: [vitest('--config', 'vitest.worker.config.mts')] },
   { name: 'e2e', steps: [vitest('--config', 'vitest.e2e.config.mts')] },
+  // The inference server killed and frozen under `npm start` (test/e2e/faults.test.ts).
+  { name: 'faults', steps: [vitest('--config', 'vitest.faults.config.mts')] },
   // The SDK and CLI as users get them (built), the Python client (`/usr/bin/python3 -m pytest
   // clients/python`, run by test/clients/python.test.ts) and the contract walk through Prism's
   // validating proxy (test/clients/prism.test.ts), against their own local stack.
@@ -158,15 +160,18 @@ async function run(stage: Stage, buffer?: string[]): Promise<number> {
 }
 
 /**
- * Stages run side by side: the end-to-end and clients stages spend most of their time waiting (on
- * deadlines and retry backoffs of a frozen server, on their stacks' starts, on the model and a
- * browser behind HTTP) while the Worker stage runs one file at a time, so on two cores the Worker
- * stage runs with the other two one after the other beside it: together they take the longer
- * side's time, not the sum. Each has its own servers on free ports; the page is built once before
- * (WEB_PREBUILT_ENV) so none deletes it under another. The side stages' output is printed whole
- * when each ends.
+ * Lanes of stages run side by side, each lane's stages one after the other: the end-to-end,
+ * faults and clients stages spend most of their time waiting (on their stacks' starts, on
+ * deadlines and retry backoffs of a frozen server, on the model and a browser behind HTTP) while
+ * the Worker stage runs one file at a time, so on two cores the lanes together take about the
+ * longer lane's time, not the sum. Each stage has its own servers on free ports; the page is built
+ * once before (WEB_PREBUILT_ENV) so none deletes it under another. The first lane prints as it
+ * goes; the others' stages are printed whole as each ends.
  */
-const ALONGSIDE: Record<string, string[]> = { worker: ['e2e', 'clients'] }
+const LANES: string[][] = [
+  ['worker', 'faults'],
+  ['e2e', 'clients'],
+]
 
 const suiteStarted = performance.now()
 const only = process.argv.slice(2)
@@ -178,30 +183,35 @@ const timed = async (stage: Stage, buffer?: string[]) => {
   results.push({ name: stage.name, code, seconds: (performance.now() - started) / 1000 })
 }
 
-/** The stages run beside `stage`, in order, each printed when it ends. */
-async function besides(stage: Stage, companions: Stage[]): Promise<void> {
-  for (const companion of companions) {
-    const buffered: string[] = []
-    await timed(companion, buffered)
-    console.log(`\n▶ ${companion.name} (ran alongside ${stage.name})\n${buffered.join('')}`)
+/** Runs a lane's stages in order; a buffered lane prints each stage whole when it ends. */
+async function runLane(lane: Stage[], buffered: boolean): Promise<void> {
+  for (const stage of lane) {
+    if (!buffered) {
+      console.log(`\n▶ ${stage.name}`)
+      await timed(stage)
+      continue
+    }
+    const buffer: string[] = []
+    await timed(stage, buffer)
+    console.log(`\n▶ ${stage.name} (ran in a lane beside the others)\n${buffer.join('')}`)
   }
 }
 
 await buildWeb()
 process.env[WEB_PREBUILT_ENV] = '1'
-const isCompanion = (name: string) =>
-  selected.some((s) => ALONGSIDE[s.name]?.includes(name)) && !ALONGSIDE[name]?.length
+const inLane = (stage: Stage) => LANES.some((lane) => lane.includes(stage.name))
+let lanesRun = false
 for (const stage of selected) {
-  if (isCompanion(stage.name)) continue
-  const companions = selected.filter((s) => ALONGSIDE[stage.name]?.includes(s.name))
-  console.log(
-    `\n▶ ${stage.name}${companions.length ? ` (with ${companions.map((c) => c.name).join(', then ')} alongside)` : ''}`,
-  )
-  if (!companions.length) {
+  if (!inLane(stage)) {
+    console.log(`\n▶ ${stage.name}`)
     await timed(stage)
     continue
   }
-  await Promise.all([timed(stage), besides(stage, companions)])
+  if (lanesRun) continue
+  lanesRun = true
+  const lanes = LANES.map((names) => selected.filter((s) => names.includes(s.name))).filter((lane) => lane.length)
+  console.log(`\n▶ side by side: ${lanes.map((lane) => lane.map((s) => s.name).join(' → ')).join(' | ')}`)
+  await Promise.all(lanes.map((lane, i) => runLane(lane, i > 0)))
 }
 
 const failures = STAGES.filter((s) => results.some((r) => r.name === s.name && r.code !== 0)).flatMap((stage) => {

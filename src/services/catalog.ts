@@ -187,7 +187,7 @@ export async function makeCatalogImage(
   input: { references: StoredSource[]; options: CatalogOptions },
   call: InferenceCall,
 ): Promise<MadeCatalogImage> {
-  await acceptChecks(env, call.client, auth.workspaceId, true)
+  const readiness = await acceptChecks(env, call.client, auth.workspaceId, true)
   const id = crypto.randomUUID()
   const key = `catalog/${id}.png`
   const taken = await env.DB.batch([
@@ -205,10 +205,16 @@ export async function makeCatalogImage(
       await jsonPart('options', request),
       ...(await Promise.all(input.references.map((stored, i) => sourcePart(env, referencePart(i), stored)))),
     ]
-    const outcome = await callNow(call, '/v1/catalog', parts, async (output, body) => {
-      const stored = await putHashed(env.BUCKET, key, body, output.length, output.contentType)
-      return { ...output, key, ...stored }
-    })
+    const outcome = await callNow(
+      call,
+      '/v1/catalog',
+      parts,
+      async (output, body) => {
+        const stored = await putHashed(env.BUCKET, key, body, output.length, output.contentType)
+        return { ...output, key, ...stored }
+      },
+      readiness,
+    )
     await env.DB.batch([
       ...settleStatements(env.DB, id, 'charge'),
       env.DB.prepare(

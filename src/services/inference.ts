@@ -248,8 +248,10 @@ export async function callNow(
   route: string,
   parts: RequestPart[],
   store: AnswerHandlers['store'],
+  /** What the request's accept was just told (`acceptChecks`): a server that answered ready takes the call without being asked again. */
+  known?: Readiness,
 ): Promise<CallOutcome> {
-  const readiness = await client.ready()
+  const readiness = known?.state === 'ready' && known.url ? known : await client.ready()
   if (readiness.state !== 'ready') {
     throw new ApiError('processor_unavailable', 'No inference server can take the request now', {
       retryAfter: readiness.retryAfter ?? 5,

@@ -7,7 +7,16 @@ import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { SCOPES } from '../../src/services/auth'
 import { sweepExpiredCatalogImages } from '../../src/services/retention'
-import { api, expectProblem, fixtureBytes, seedWorkspace, setInferenceMode, testBudget, usage } from './helpers'
+import {
+  api,
+  expectProblem,
+  fixtureBytes,
+  inferenceStats,
+  seedWorkspace,
+  setInferenceMode,
+  testBudget,
+  usage,
+} from './helpers'
 import { inspect } from './project-helpers'
 
 type Part = [string, Blob | string]
@@ -179,11 +188,12 @@ describe('POST /v1/catalog-images', () => {
   })
 
   it(
-    'takes a 4000-character emoji prompt and four references',
+    'takes a 4000-character emoji prompt and four references, asking the inference server once whether it is ready',
     async () => {
       const { key } = await seedWorkspace()
       const coffee = png(await fixtureBytes('coffee.png'))
       const prompt = '🫖'.repeat(4000)
+      await setInferenceMode('normal') // resets the proxy's counters
       const res = await catalog(key, [
         ...Array.from({ length: 4 }, (): Part => ['references', coffee]),
         ['prompt', prompt],
@@ -192,6 +202,8 @@ describe('POST /v1/catalog-images', () => {
       ])
       const { bytes } = await made(res)
       expect(await inspect(bytes)).toMatchObject({ width: 1024, height: 1024 })
+      // The accept's readiness answer is the one the call goes to (was asked again before the call).
+      expect(await inferenceStats()).toMatchObject({ readyChecks: 1 })
     },
     testBudget(5),
   )
