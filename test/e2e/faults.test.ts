@@ -6,8 +6,9 @@
  * unavailable and new jobs are refused, until SIGCONT.
  *
  * Deadlines are shortened through `npm start`'s pass-through variables so the frozen case ends
- * in about a minute: a call may take 10 s + 2 s per megapixel (the 0.26 MP photo counts as one),
- * a readiness check 1 s.
+ * in about a minute: a call may take 30 s + 2 s per megapixel (the 0.26 MP photo counts as one),
+ * a readiness check 1 s. 30 s, not less: `npm test` runs these beside the clients' stage, whose
+ * own model runs and browser share the two cores, and a healthy call must never meet its deadline.
  */
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
@@ -17,9 +18,9 @@ import { type LocalStack, startLocalStack } from '../helpers/local-stack'
 
 const PNG = readFileSync(new URL('../fixtures/astronaut.png', import.meta.url))
 const OPTIONS = { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' } as const
-const DEADLINE_MS = 12_000
+const DEADLINE_MS = 32_000
 const STACK_ENV = {
-  INFERENCE_DEADLINE_BASE_MS: '10000',
+  INFERENCE_DEADLINE_BASE_MS: '30000',
   INFERENCE_DEADLINE_PER_MP_MS: '2000',
   INFERENCE_READY_TIMEOUT_MS: '1000',
 }
