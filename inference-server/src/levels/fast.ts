@@ -154,13 +154,34 @@ export async function finishFast(
 }
 
 /**
- * `fast`'s mask: one model run at its input, then the finish (only when that input is smaller than
- * the native one: a fixed-size model's `fast` is its `balanced`).
+ * Pixels the finish moved by more than 64 (of 255): what it decided that the model had left open,
+ * part of `fast`'s confidence (confidence.ts).
+ * @example finishMoved(Uint8Array.of(120, 0, 255), Uint8Array.of(255, 0, 250)) // 1
  */
-export async function fastMask(model: Segmenter, image: RgbImage, o: FastOptions = FAST_DEFAULTS): Promise<Mask> {
+export function finishMoved(model: Uint8Array, finished: Uint8Array): number {
+  let n = 0
+  for (let i = 0; i < model.length; i++) if (Math.abs(finished[i] - model[i]) > 64) n++
+  return n
+}
+
+/**
+ * `fast`'s mask: one model run at its input, then the finish (only when that input is smaller than
+ * the native one: a fixed-size model's `fast` is its `balanced`), and the pixels the finish moved.
+ */
+export async function fastLevel(
+  model: Segmenter,
+  image: RgbImage,
+  o: FastOptions = FAST_DEFAULTS,
+): Promise<{ mask: Mask; finished: number }> {
   const input = fastInputFor(image, model.input, o)
   const mask = await model.segment(image, input)
   const native = model.input.native
-  if (input.width === native.width && input.height === native.height) return mask
-  return finishFast(image, mask, o, input.width * input.height)
+  if (input.width === native.width && input.height === native.height) return { mask, finished: 0 }
+  const out = await finishFast(image, mask, o, input.width * input.height)
+  return { mask: out, finished: finishMoved(mask.data, out.data) }
+}
+
+/** `fast`'s mask alone (fastLevel). */
+export async function fastMask(model: Segmenter, image: RgbImage, o: FastOptions = FAST_DEFAULTS): Promise<Mask> {
+  return (await fastLevel(model, image, o)).mask
 }
