@@ -75,8 +75,8 @@ export interface FinishBasis {
 /**
  * The finish's working size: the photo scaled (aspect kept) to at most `pixels`. The model saw the
  * photo at its input's pixels, so a faint region's decision holds nothing finer; deciding at that
- * size keeps the finish's cost from growing with the photo (12 MP: 2.5–3.5 s, mostly labelling
- * regions at full size).
+ * size keeps the finish's cost from growing with the photo (12 MP: 1.38 s at full size, mostly
+ * labelling regions, against 0.22 s; bench/results/levels-whole-issue31-s11.json).
  * @example workingSize({ width: 4000, height: 3000 }, 704 * 640) // { width: 775, height: 581 }
  */
 export function workingSize(image: { width: number; height: number }, pixels: number) {
