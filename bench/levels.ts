@@ -6,7 +6,8 @@
  * - mask IoU (α ≥ 0.5) against `balanced` (1024²) on the fixture photos and the quality benchmark's
  *   4 MP and 12 MP composites.
  * The pick: the fastest candidate with IoU ≥ 0.95 on every image and ≥ 2× faster than 1024².
- * Writes bench/results/levels-<name>.json.
+ * Writes bench/results/levels-<name>.json. With `--whole`, instead: `fast` against `balanced` for a
+ * whole removal at ~0.5 MP and 12 MP (bench/lib/whole-removal.ts) → bench/results/levels-whole-<name>.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
@@ -19,6 +20,7 @@ import { type BenchImage, FIXTURE_PHOTOS, fixturePhoto, syntheticJpeg } from './
 import type { ApiStack, InferenceServer } from './lib/stack.js'
 import { machineInfo, median, RESULTS_DIR, round } from './lib/util.js'
 import { fixtureMasks, makeComposites } from './quality-synthetic.js'
+import { timeWholeRemovals } from './lib/whole-removal.js'
 
 type Candidate = { side: number; shape: FastShape }
 
@@ -235,8 +237,18 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       reps: { type: 'string', default: '3' },
       full: { type: 'boolean', default: false },
       'no-web': { type: 'boolean', default: false },
+      whole: { type: 'boolean', default: false },
     },
   })
+  if (values.whole) {
+    const whole = await timeWholeRemovals({ reps: Number(values.reps) })
+    const report = { name: values.name, date: new Date().toISOString(), machine: machineInfo(), ...whole }
+    mkdirSync(RESULTS_DIR, { recursive: true })
+    const file = `${RESULTS_DIR}levels-whole-${values.name}.json`
+    writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`)
+    process.stderr.write(`wrote ${file}\n`)
+    process.exit(0)
+  }
   const result = await runLevelsBench({
     reps: Number(values.reps),
     web: !values['no-web'],

@@ -20,7 +20,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { decodeImage } from '../inference-server/src/imaging/decode.js'
-import { maskConfidence } from '../inference-server/src/levels/confidence.js'
+import { type Doubts, type DoubtMeasure, levelConfidence } from '../inference-server/src/levels/confidence.js'
 import { HIGH_DEFAULTS } from '../inference-server/src/levels/index.js'
 import type { Quality } from '../inference-server/src/options.js'
 import { levelAlpha } from '../inference-server/src/remove.js'
@@ -37,7 +37,7 @@ import { highCandidates, highEvaluator } from './lib/high-candidates.js'
 import { FAST_REFERENCE, FAST_SIZES, fastCandidates, fastEvaluator, sizeKey } from './lib/fast-candidates.js'
 import { timeInputs, timeLevels } from './lib/gt-timing.js'
 import { FAST_DEFAULTS, fastInputFor } from '../inference-server/src/levels/fast.js'
-import { confidenceReport } from './lib/confidence-cv.js'
+import { CONFIDENCE_CANDIDATES, confidenceReport } from './lib/confidence-cv.js'
 import { machineInfo, RESULTS_DIR, ROOT } from './lib/util.js'
 
 /** Read at run time, never copied: the repository must not hold these photos (their README). GT_DIR
@@ -96,11 +96,14 @@ async function scorePhoto(
   const truth = pairTruth(p.name, p.alpha, p.width, p.height)
   const scoreOf = full ? fullScore : quickScore
   const scores: Record<string, QuickScores> = {}
-  const confidence: Record<string, number> = {}
+  // Per level, every candidate measure's confidence (confidence-cv.ts chooses among them).
+  const confidence: Record<string, Partial<Record<DoubtMeasure, number>>> = {}
+  const measures = (q: Quality, mask: Uint8Array, doubts: Doubts) =>
+    Object.fromEntries(CONFIDENCE_CANDIDATES[q].map((m) => [m, levelConfidence(mask, doubts, m)]))
   for (const q of ['fast', 'balanced'] as Quality[]) {
     const level = await levelAlpha(model, image, q)
     scores[q] = scoreOf(truth, level.mask.data)
-    confidence[q] = maskConfidence(level.mask.data)
+    confidence[q] = measures(q, level.mask.data, level.doubts)
   }
   // `fast`'s candidates (sizes × finishes), and the reference sizes it does not choose from.
   const fastAlpha = fastEvaluator(model, image)
@@ -119,11 +122,13 @@ async function scorePhoto(
   // `high` as shipped; what the server reports on the removal's done frame (removeBackground).
   const shipped = await highAlpha(HIGH_DEFAULTS)
   scores.high = scoreOf(truth, shipped.mask.data)
-  confidence.high = maskConfidence(shipped.mask.data, shipped.disputed)
+  confidence.high = measures('high', shipped.mask.data, shipped)
   if (check) {
     const live = await levelAlpha(model, image, 'high')
     if (Buffer.compare(Buffer.from(live.mask.data), Buffer.from(shipped.mask.data)) !== 0)
       throw new Error("the benchmark's composition of high differs from levelAlpha's: fix high-candidates.ts")
+    if (live.doubts.disputed !== shipped.disputed || live.doubts.departed !== shipped.departed)
+      throw new Error("the benchmark's doubts of high differ from levelAlpha's: fix high-candidates.ts")
   }
   return { group: truth.group, scores, quick, fastQuick, confidence }
 }
@@ -157,7 +162,7 @@ export async function runGtBench({
   const rows: PairRow[] = []
   const cvPairs: CvPair[] = []
   const quickByPair: Record<string, Record<string, QuickScores>> = {}
-  const confidences: Record<string, Record<string, number>> = {}
+  const confidences: Record<string, Record<string, Partial<Record<DoubtMeasure, number>>>> = {}
   try {
     for (const [k, p] of photos.entries()) {
       const r = await scorePhoto(model, p, candidates, fastGrid, { full, check: k < 3 })

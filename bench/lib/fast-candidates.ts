@@ -1,14 +1,19 @@
 /**
  * `fast`'s candidate methods for the ground-truth benchmark (issue 31): input sizes × finishes
  * (inference-server/src/levels/fast.ts), evaluated over cached model masks
- * (bench/lib/cached-segmenter.ts) with the colour cut remembered per photo and size, so the grid
+ * (bench/lib/cached-segmenter.ts) with the finish's basis remembered per photo and size, so the grid
  * costs one model run per photo and size. quality-gt.ts checks that this composition gives exactly
  * levelAlpha's `fast` mask for the shipped defaults.
  */
 import type { Mask, RgbImage } from '../../inference-server/src/imaging/types.js'
-import { arbitrate } from '../../inference-server/src/levels/arbitrate.js'
-import { colourCut } from '../../inference-server/src/levels/colour-cut.js'
-import { FAST_DEFAULTS, type FastOptions, fastInputFor, stretchAlpha } from '../../inference-server/src/levels/fast.js'
+import {
+  FAST_DEFAULTS,
+  type FastOptions,
+  type FinishBasis,
+  fastInputFor,
+  finishBasis,
+  finishFast,
+} from '../../inference-server/src/levels/fast.js'
 import type { FastShape } from '../../inference-server/src/levels/sizes.js'
 import type { Segmenter } from '../../inference-server/src/segmentation/index.js'
 
@@ -50,24 +55,18 @@ export function fastCandidates(sizes = FAST_SIZES): Record<string, FastOptions> 
   return out
 }
 
-/** One photo's memo: the model's mask and the colour cut per input size. */
+/** One photo's memo: the model's mask and the finish's basis (working-size mask, colour cut) per input size. */
 export function fastEvaluator(segmenter: Segmenter, image: RgbImage) {
   const masks = new Map<string, Promise<Mask>>()
-  const cuts = new Map<string, Promise<Uint8Array | null>>()
+  const bases = new Map<string, Promise<FinishBasis>>()
   return async function fastAlpha(o: FastOptions = FAST_DEFAULTS): Promise<Mask> {
     const k = sizeKey(o)
-    if (!masks.has(k)) masks.set(k, segmenter.segment(image, fastInputFor(image, segmenter.input, o)))
+    const input = fastInputFor(image, segmenter.input, o)
+    if (!masks.has(k)) masks.set(k, segmenter.segment(image, input))
     const mask = await (masks.get(k) as Promise<Mask>)
-    let out = mask
-    if (o.faint) {
-      if (!cuts.has(k)) cuts.set(k, colourCut(image, [mask.data]))
-      const cut = await (cuts.get(k) as Promise<Uint8Array | null>)
-      out = arbitrate(mask, [], cut, {
-        faintLow: o.faint.low,
-        faintHigh: o.faint.high,
-        colourShare: o.faint.share,
-      }).mask
-    }
-    return o.stretch ? { ...out, data: stretchAlpha(out.data, o.stretch.lo, o.stretch.hi) } : out
+    // The server's finish (fastMask: working size = the input's pixels), its basis kept per size.
+    const pixels = input.width * input.height
+    if (o.faint && !bases.has(k)) bases.set(k, finishBasis(image, mask, pixels))
+    return finishFast(image, mask, o, pixels, o.faint ? await bases.get(k) : undefined)
   }
 }

@@ -70,7 +70,9 @@ export function highEvaluator(segmenter: Segmenter, image: RgbImage) {
   const cuts = new Map<string, Promise<Uint8Array | null>>()
   const refined = new Map<string, Promise<Mask>>()
   let base: Promise<Mask> | undefined
-  return async function highAlpha(o: HighOptions): Promise<{ mask: Mask; changed: number; disputed: number }> {
+  return async function highAlpha(
+    o: HighOptions,
+  ): Promise<{ mask: Mask; changed: number; disputed: number; departed: number }> {
     base ??= segmenter.segment(image, segmenter.input.native)
     const b = await base
     const vk = o.views.join('+')
@@ -88,6 +90,7 @@ export function highEvaluator(segmenter: Segmenter, image: RgbImage) {
       mask: await (refined.get(rk) as Promise<Mask>),
       changed: settled.report.changed,
       disputed: settled.report.disputed,
+      departed: settled.report.departed,
     }
   }
 }

@@ -20,8 +20,9 @@ export async function fixturePhoto(name: string): Promise<BenchImage> {
   return { name, bytes, mimeType: format === 'jpeg' ? 'image/jpeg' : 'image/png', width, height }
 }
 
-/** 3:2 sizes: 1224×816 ≈ 1 MP, 4240×2832 ≈ 12 MP, 6120×4080 ≈ 25 MP (just under the 25,000,000 px limit). */
+/** 3:2 sizes: 864×576 ≈ 0.5 MP, 1224×816 ≈ 1 MP, 4240×2832 ≈ 12 MP, 6120×4080 ≈ 25 MP (just under the 25,000,000 px limit). */
 export const SYNTHETIC_SIZES = {
+  '0.5mp': [864, 576],
   '1mp': [1224, 816],
   '12mp': [4240, 2832],
   '25mp': [6120, 4080],

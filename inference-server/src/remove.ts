@@ -9,7 +9,7 @@ import { decodeImage, type ImageInfo } from './imaging/decode.js'
 import { encodeCutoutPng, encodeMaskPng } from './imaging/encode.js'
 import { mattingSolve } from './imaging/matting.js'
 import { decontaminate, refineMask } from './imaging/refine.js'
-import { confidenceWarnings, maskConfidence } from './levels/confidence.js'
+import { CONFIDENCE_RULES, confidenceWarnings, levelConfidence } from './levels/confidence.js'
 import { HIGH_DEFAULTS, type HighOptions, type LevelMask, levelMask } from './levels/index.js'
 import type { Notice } from '../../src/contract/frames.js'
 import type { InferenceStage } from '../../src/contract/stages.js'
@@ -94,7 +94,7 @@ export async function removeBackground(
     const {
       mask: raw,
       modelRuns,
-      arbitration,
+      doubts,
     } = await timed(timings, 'segment', () =>
       levelAlpha(segmenter, image, options.quality, { signal, onRefining: () => onStage('refining') }),
     )
@@ -109,14 +109,15 @@ export async function removeBackground(
       return encodeCutoutPng(composeCutout(colour, mask), profile)
     })
     // Of the level's own mask, before the alpha option (a threshold would hide the unsure band).
-    const confidence = maskConfidence(raw.data, arbitration?.disputed ?? 0)
+    const rule = CONFIDENCE_RULES[options.quality]
+    const confidence = levelConfidence(raw.data, doubts, rule.measure)
     return {
       png,
       modelRuns,
       width: image.width,
       height: image.height,
       timings: timings as Timings,
-      warnings: [...downscaleWarnings(original, image), ...confidenceWarnings(confidence)],
+      warnings: [...downscaleWarnings(original, image), ...confidenceWarnings(confidence, rule.threshold)],
       confidence,
     }
   } catch (err) {

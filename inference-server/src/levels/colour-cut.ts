@@ -8,7 +8,7 @@
  * used as a mask: arbitrate.ts asks it, per region where the views disagree or the model is faint,
  * which side that region's colours belong to.
  * Runs at most `maxPixels` (GrabCut's graph is large and OpenCV's heap never shrinks); the answer
- * comes back at source size by nearest neighbour.
+ * comes back at source size by nearest neighbour (or at `at`, a caller's working size: fast.ts).
  */
 import sharp from 'sharp'
 import { loadOpenCv, withMats, type CvMat } from '../refinement/opencv.js'
@@ -72,6 +72,7 @@ export async function colourCut(
   image: RgbImage,
   views: Uint8Array[],
   options: Partial<ColourCutOptions> = {},
+  at: { width: number; height: number } = image,
 ): Promise<Uint8Array | null> {
   const o = { ...COLOUR_CUT_DEFAULTS, ...options }
   const { width, height } = image
@@ -93,6 +94,7 @@ export async function colourCut(
     cv.grabCut(img, mask, rect, keep(new cv.Mat()), keep(new cv.Mat()), o.iterations, cv.GC_INIT_WITH_MASK)
     return mask.data.map((v) => (v === cv.GC_FGD || v === cv.GC_PR_FGD ? 255 : 0))
   })
-  const full = scale < 1 ? await resize(cut, ww, wh, 1, width, height) : cut
+  const same = ww === at.width && wh === at.height
+  const full = same ? cut : await resize(cut, ww, wh, 1, at.width, at.height)
   return full.map((v) => (v >= 128 ? 1 : 0))
 }

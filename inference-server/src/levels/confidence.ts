@@ -4,19 +4,51 @@
  * (issue 31): a person should look at the result before using it. The measure is what the mask
  * itself shows, not a learnt score: the share of the subject's area that is neither clearly
  * foreground nor clearly background (a model that half sees leaves, ribbons or a second object
- * leaves a wide grey band), plus on `high` the share the other views disputed. Both are relative
- * to the subject's area, so a small subject with a soft edge is not mistaken for a sure one.
- * The threshold is chosen by bench/quality-gt.ts on ../shared/gt, cross-validated by group
- * (docs/quality.md "Confidence").
+ * leaves a wide grey band), plus per level what its own steps doubted: on `fast` the share its
+ * finish moved (fast.ts: the stretch and the faint pass hide the model's grey band), on `high` the
+ * share where its other view departs from `balanced`'s mask, or the share that view disputed. All
+ * are relative to the subject's area, so a small subject with a soft edge is not mistaken for a
+ * sure one. The measure and the threshold per level are chosen by bench/quality-gt.ts on
+ * ../shared/gt (bench/lib/confidence-cv.ts), cross-validated by group (docs/quality.md "Confidence").
  */
 import { LOW_CONFIDENCE_CODE, type Notice } from '../../../src/contract/frames.js'
+import type { Quality } from '../options.js'
 
 /** Mask values strictly between these are unsure (of 0..255). */
 export const UNSURE_LOW = 25
 export const UNSURE_HIGH = 230
 
-/** Below this, the removal carries the `low_confidence` warning. */
-export const LOW_CONFIDENCE = 0.7
+/** What a level's steps doubted, in pixels (levels/index.ts LevelMask). */
+export interface Doubts {
+  /** `fast`: pixels its finish moved by more than 64 (fast.ts). */
+  finished?: number
+  /** `high`: pixels its other view disputed (arbitrate.ts: adds to the subject). */
+  disputed?: number
+  /** `high`: pixels where its other view departs from `balanced`'s mask, either way. */
+  departed?: number
+}
+
+/** What counts as doubt besides the unsure band: one of Doubts, or nothing. */
+export type DoubtMeasure = 'unsure' | `unsure+${keyof Doubts}`
+
+export interface ConfidenceRule {
+  measure: DoubtMeasure
+  /** Below this, the removal carries the `low_confidence` warning. */
+  threshold: number
+}
+
+/**
+ * Per level, the in-sample choice of bench/quality-gt.ts (docs/quality.md "Confidence", with the
+ * cross-validated precision and recall).
+ */
+export const CONFIDENCE_RULES: Record<Quality, ConfidenceRule> = {
+  fast: { measure: 'unsure+finished', threshold: 0.8 },
+  balanced: { measure: 'unsure', threshold: 0.7 },
+  high: { measure: 'unsure+departed', threshold: 0.15 },
+}
+
+/** `balanced`'s threshold, the one level whose mask is the model's own. */
+export const LOW_CONFIDENCE = CONFIDENCE_RULES.balanced.threshold
 
 /** The unsure share that makes the confidence 0 (the measure's scale). */
 const SCALE = 1
@@ -36,21 +68,32 @@ export function unsureShare(mask: Uint8Array): number {
 }
 
 /**
- * The confidence of a mask, 0..1 (rounded to 0.01): 1 − (unsure share + disputed share), clamped.
- * `disputed`: pixels `high`'s other views disputed (0 on other levels). An empty mask scores 0.
+ * The confidence of a mask, 0..1 (rounded to 0.01): 1 − (unsure share + doubted share) / scale,
+ * clamped. `doubted`: pixels the level's steps doubted (Doubts). An empty mask scores 0.
  * @example maskConfidence(Uint8Array.of(255, 255, 0, 0)) // 1
  */
-export function maskConfidence(mask: Uint8Array, disputed = 0): number {
+export function maskConfidence(mask: Uint8Array, doubted = 0, scale = SCALE): number {
   let subject = 0
   for (const v of mask) if (v >= 128) subject++
   if (!subject) return 0
-  const spread = unsureShare(mask) + disputed / subject
-  return Math.round(100 * Math.max(0, Math.min(1, 1 - spread / SCALE))) / 100
+  const spread = unsureShare(mask) + doubted / subject
+  return Math.round(100 * Math.max(0, Math.min(1, 1 - spread / scale))) / 100
 }
 
-/** The warning for a confidence below LOW_CONFIDENCE, or none. */
-export function confidenceWarnings(confidence: number): Notice[] {
-  if (confidence >= LOW_CONFIDENCE) return []
+/**
+ * A level's confidence by its rule's measure: a sum of two shares (each up to about 1) is on a
+ * scale of 2, so the number a user sees stays spread over 0..1.
+ * @example levelConfidence(Uint8Array.of(255, 255, 0, 0), { finished: 1 }, 'unsure+finished') // 0.75
+ */
+export function levelConfidence(mask: Uint8Array, doubts: Doubts, measure: DoubtMeasure): number {
+  if (measure === 'unsure') return maskConfidence(mask)
+  const key = measure.slice('unsure+'.length) as keyof Doubts
+  return maskConfidence(mask, doubts[key] ?? 0, 2 * SCALE)
+}
+
+/** The warning for a confidence below `threshold` (the level's), or none. */
+export function confidenceWarnings(confidence: number, threshold = LOW_CONFIDENCE): Notice[] {
+  if (confidence >= threshold) return []
   return [
     {
       code: LOW_CONFIDENCE_CODE,

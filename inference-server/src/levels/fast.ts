@@ -9,8 +9,10 @@
  *   at ≥ hi becomes sure foreground and a faint haze ≤ lo background;
  * - `faint`: regions between two levels that a colour model of the mask's sure pixels (OpenCV's
  *   GrabCut, colour-cut.ts) puts mostly on the foreground side are raised to foreground there
- *   (arbitrate.ts's faint pass, with no other view).
+ *   (arbitrate.ts's faint pass, with no other view), decided at the model input's pixels
+ *   (workingSize) and brought to the photo's size, so its cost does not grow with the photo.
  */
+import sharp from 'sharp'
 import type { Mask, RgbImage } from '../imaging/types.js'
 import type { ModelInput, Segmenter } from '../segmentation/index.js'
 import { arbitrate } from './arbitrate.js'
@@ -62,28 +64,124 @@ export function fastInputFor(
   return inputFor(image, o.side, o.shape, model.multiple)
 }
 
+/** What the faint pass decides from, at the finish's working size (finishBasis). */
+export interface FinishBasis {
+  /** The model's mask at the working size (the photo's own mask when that is the photo's size). */
+  small: Mask
+  /** The colour cut's sides at the working size (colour-cut.ts), or null. */
+  cut: Uint8Array | null
+}
+
+/**
+ * The finish's working size: the photo scaled (aspect kept) to at most `pixels`. The model saw the
+ * photo at its input's pixels, so a faint region's decision holds nothing finer; deciding at that
+ * size keeps the finish's cost from growing with the photo (12 MP: 1.38 s at full size, mostly
+ * labelling regions, against 0.22 s; bench/results/levels-whole-issue31-s11.json).
+ * @example workingSize({ width: 4000, height: 3000 }, 704 * 640) // { width: 775, height: 581 }
+ */
+export function workingSize(image: { width: number; height: number }, pixels: number) {
+  const scale = Math.min(1, Math.sqrt(pixels / (image.width * image.height)))
+  if (scale === 1) return { width: image.width, height: image.height }
+  return {
+    width: Math.max(1, Math.round(image.width * scale)),
+    height: Math.max(1, Math.round(image.height * scale)),
+  }
+}
+
+/** The mask (a plane) resized to `to`, bilinear, as sharp does it. */
+async function resizePlane(mask: Mask, to: { width: number; height: number }): Promise<Uint8Array> {
+  const out = await sharp(mask.data, { raw: { width: mask.width, height: mask.height, channels: 1 } })
+    .resize(to.width, to.height, { fit: 'fill', kernel: 'linear' })
+    .toColourspace('b-w') // a 1-channel raw comes back as 3 channels unless told (STACK.md)
+    .raw()
+    .toBuffer()
+  return new Uint8Array(out.buffer, out.byteOffset, out.length)
+}
+
+/**
+ * The faint pass's evidence for `mask` of `image` at a working size of at most `pixels`: the mask
+ * there and the colour cut of its sure pixels. Independent of the pass's levels, so the benchmark
+ * keeps one per photo and input.
+ */
+export async function finishBasis(image: RgbImage, mask: Mask, pixels = Number.POSITIVE_INFINITY) {
+  const at = workingSize(image, pixels)
+  const same = at.width === image.width && at.height === image.height
+  const small: Mask = same ? mask : { ...at, data: await resizePlane(mask, at) }
+  return { small, cut: await colourCut(image, [mask.data], {}, at) } satisfies FinishBasis
+}
+
+/**
+ * The pixels the faint pass raises, decided at the working size and brought to `mask`'s size by
+ * nearest neighbour; raised there only where `mask` itself is faint (no sure pixel changes).
+ */
+function raiseAtWorkingSize(mask: Mask, basis: FinishBasis, faint: NonNullable<FastOptions['faint']>): Mask {
+  const { small, cut } = basis
+  const settled = arbitrate(small, [], cut, { faintLow: faint.low, faintHigh: faint.high, colourShare: faint.share })
+  if (!settled.report.raised) return mask
+  // A faint pixel (< faint.high ≤ 255) the pass raised is exactly one whose value changed.
+  const raised = settled.mask.data
+  const { width: W, height: H, data: b } = mask
+  const cols = Int32Array.from({ length: W }, (_, x) =>
+    Math.min(small.width - 1, Math.floor(((x + 0.5) * small.width) / W)),
+  )
+  const out = new Uint8Array(b)
+  for (let y = 0; y < H; y++) {
+    const row = Math.min(small.height - 1, Math.floor(((y + 0.5) * small.height) / H)) * small.width
+    for (let x = 0, i = y * W; x < W; x++, i++) {
+      const s = row + cols[x]
+      if (raised[s] !== small.data[s] && b[i] > faint.low && b[i] < faint.high) out[i] = 255
+    }
+  }
+  return { ...mask, data: out }
+}
+
 /**
  * `fast`'s finish of the model's `mask` of `image` (both at the image's size): the faint pass,
- * then the stretch, as `o` says.
+ * decided at a working size of at most `pixels` (fastMask: the model input's), then the stretch,
+ * as `o` says. `basis`: finishBasis's answer when the caller already has it (the benchmark).
  */
-export async function finishFast(image: RgbImage, mask: Mask, o: FastOptions = FAST_DEFAULTS): Promise<Mask> {
+export async function finishFast(
+  image: RgbImage,
+  mask: Mask,
+  o: FastOptions = FAST_DEFAULTS,
+  pixels = Number.POSITIVE_INFINITY,
+  basis?: FinishBasis,
+): Promise<Mask> {
   let out = mask
-  if (o.faint) {
-    const cut = await colourCut(image, [mask.data])
-    out = arbitrate(mask, [], cut, { faintLow: o.faint.low, faintHigh: o.faint.high, colourShare: o.faint.share }).mask
-  }
+  if (o.faint) out = raiseAtWorkingSize(mask, basis ?? (await finishBasis(image, mask, pixels)), o.faint)
   if (o.stretch) out = { ...out, data: stretchAlpha(out.data, o.stretch.lo, o.stretch.hi) }
   return out
 }
 
 /**
- * `fast`'s mask: one model run at its input, then the finish (only when that input is smaller than
- * the native one: a fixed-size model's `fast` is its `balanced`).
+ * Pixels the finish moved by more than 64 (of 255): what it decided that the model had left open,
+ * part of `fast`'s confidence (confidence.ts).
+ * @example finishMoved(Uint8Array.of(120, 0, 255), Uint8Array.of(255, 0, 250)) // 1
  */
-export async function fastMask(model: Segmenter, image: RgbImage, o: FastOptions = FAST_DEFAULTS): Promise<Mask> {
+export function finishMoved(model: Uint8Array, finished: Uint8Array): number {
+  let n = 0
+  for (let i = 0; i < model.length; i++) if (Math.abs(finished[i] - model[i]) > 64) n++
+  return n
+}
+
+/**
+ * `fast`'s mask: one model run at its input, then the finish (only when that input is smaller than
+ * the native one: a fixed-size model's `fast` is its `balanced`), and the pixels the finish moved.
+ */
+export async function fastLevel(
+  model: Segmenter,
+  image: RgbImage,
+  o: FastOptions = FAST_DEFAULTS,
+): Promise<{ mask: Mask; finished: number }> {
   const input = fastInputFor(image, model.input, o)
   const mask = await model.segment(image, input)
   const native = model.input.native
-  if (input.width === native.width && input.height === native.height) return mask
-  return finishFast(image, mask, o)
+  if (input.width === native.width && input.height === native.height) return { mask, finished: 0 }
+  const out = await finishFast(image, mask, o, input.width * input.height)
+  return { mask: out, finished: finishMoved(mask.data, out.data) }
+}
+
+/** `fast`'s mask alone (fastLevel). */
+export async function fastMask(model: Segmenter, image: RgbImage, o: FastOptions = FAST_DEFAULTS): Promise<Mask> {
+  return (await fastLevel(model, image, o)).mask
 }

@@ -16,7 +16,8 @@ import type { Segmenter } from '../segmentation/index.js'
 import { ARBITRATION_DEFAULTS, type ArbitrationOptions, type ArbitrationReport, arbitrate } from './arbitrate.js'
 import { COLOUR_CUT_DEFAULTS, type ColourCutOptions, colourCut } from './colour-cut.js'
 import { type EdgeTileOptions, zoomEdges } from './edge-tiles.js'
-import { fastMask } from './fast.js'
+import { fastLevel } from './fast.js'
+import type { Doubts } from './confidence.js'
 import { smallViewInput } from './sizes.js'
 import { type HighView, otherViews } from './views.js'
 
@@ -46,6 +47,8 @@ export interface LevelMask {
   modelRuns: number
   /** `high`'s: what the arbitration did (for the confidence and the benchmark). */
   arbitration?: ArbitrationReport
+  /** What the level's own steps doubted, for the confidence (confidence.ts). */
+  doubts: Doubts
 }
 
 /**
@@ -62,14 +65,23 @@ export async function levelMask(
 ): Promise<LevelMask> {
   // The level's own model when levels run different ones (SEGMENTATION_MODEL_<LEVEL>, issue 25).
   const model = segmenter.forLevel?.(quality) ?? segmenter
-  if (quality === 'fast') return { mask: await fastMask(model, image), modelRuns: 1 }
+  if (quality === 'fast') {
+    const { mask, finished } = await fastLevel(model, image)
+    return { mask, modelRuns: 1, doubts: { finished } }
+  }
   const base = await model.segment(image, model.input.native)
-  if (quality === 'balanced') return { mask: base, modelRuns: 1 }
+  if (quality === 'balanced') return { mask: base, modelRuns: 1, doubts: {} }
   const views = await otherViews(model, image, high.views, smallViewInput(image, model.input), signal)
   const needsCut =
     high.arbitration.evidence.includes('colour') || high.arbitration.faintHigh > high.arbitration.faintLow
   const cut = needsCut && views.length ? await colourCut(image, [base.data, ...views], high.cut) : null
   const settled = arbitrate(base, views, cut, high.arbitration)
   const zoomed = await zoomEdges(model, image, settled.mask, model.input.native, tiles, signal)
-  return { mask: zoomed.mask, modelRuns: 1 + views.length + zoomed.tiles, arbitration: settled.report }
+  const { disputed, departed } = settled.report
+  return {
+    mask: zoomed.mask,
+    modelRuns: 1 + views.length + zoomed.tiles,
+    arbitration: settled.report,
+    doubts: { disputed, departed },
+  }
 }
