@@ -596,7 +596,7 @@ class _ResultRequired(TypedDict):
 
 
 class Result(_ResultRequired, total=False):
-    #: A background removal's: how sure its mask is, 0 (unsure) to 1 (sure): one minus the share of the subject's area that is neither clearly in nor clearly out (on `high`, plus the share its extra views di
+    #: A background removal's: how sure its mask is, 0 (unsure) to 1 (sure): one minus the share of the subject's area that is neither clearly in nor clearly out, plus on `fast` the share its finish changed 
     confidence: float
 
 
