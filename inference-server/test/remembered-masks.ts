@@ -9,22 +9,24 @@ import type { Mask } from '../src/imaging/types.js'
 import type { Segmenter } from '../src/segmentation/index.js'
 
 export interface RememberingSegmenter extends Segmenter {
-  /** How many times the real model ran. */
+  /** How many times the real model(s) ran. */
   readonly runs: number
 }
 
-/** Wraps `segmenter`; `close` closes it. */
+/** Wraps `segmenter` (and each level's, when levels run different models); `close` closes it. */
 export function rememberMasks(segmenter: Segmenter): RememberingSegmenter {
   const masks = new Map<string, Promise<Mask>>()
+  const levels = new Map<Segmenter, RememberingSegmenter>()
   let runs = 0
-  return {
+  const remembering: RememberingSegmenter = {
     version: segmenter.version,
     input: segmenter.input,
     get runs() {
-      return runs
+      return runs + [...levels.values()].reduce((n, level) => n + level.runs, 0)
     },
     async segment(image, size) {
-      const key = `${image.width}x${image.height}@${size ? `${size.width}x${size.height}` : 'native'}:${createHash('sha256').update(image.data).digest('hex')}`
+      const digest = createHash('sha256').update(image.data).digest('hex')
+      const key = `${image.width}x${image.height}@${size ? `${size.width}x${size.height}` : 'native'}:${digest}`
       let mask = masks.get(key)
       if (!mask) {
         runs++
@@ -37,4 +39,15 @@ export function rememberMasks(segmenter: Segmenter): RememberingSegmenter {
     },
     close: () => segmenter.close(),
   }
+  if (segmenter.forLevel) {
+    const forLevel = segmenter.forLevel.bind(segmenter)
+    remembering.forLevel = (quality) => {
+      const level = forLevel(quality)
+      if (level === segmenter) return remembering
+      let wrapped = levels.get(level)
+      if (!wrapped) levels.set(level, (wrapped = rememberMasks(level)))
+      return wrapped
+    }
+  }
+  return remembering
 }
