@@ -4,8 +4,8 @@ import HeavyFirst from './test/heavy-first.js'
 // The real model takes seconds to load and ~1 GB per session. Two forked workers, two files at a
 // time: a file running the model keeps both cores busy only while the model runs, and the
 // decoding, rendering and reference arithmetic around it run on one, so a second file fills the
-// other core (issue 32: the stage in 0.5× the time of one file at a time on 2 cores). The files
-// that run longest start first (test/heavy-first.ts). Timeouts are sized for a 2-core CPU box
+// other core (issue 32: ~12 % less wall time than one file at a time, measured on a shared 2-core
+// box). The files that run longest start first (test/heavy-first.ts). Timeouts are sized for a 2-core CPU box
 // with another file beside.
 export default defineConfig({
   test: {
