@@ -44,8 +44,10 @@ export function rememberMasks(segmenter: Segmenter): RememberingSegmenter {
     remembering.forLevel = (quality) => {
       const level = forLevel(quality)
       if (level === segmenter) return remembering
-      let wrapped = levels.get(level)
-      if (!wrapped) levels.set(level, (wrapped = rememberMasks(level)))
+      const known = levels.get(level)
+      if (known) return known
+      const wrapped = rememberMasks(level)
+      levels.set(level, wrapped)
       return wrapped
     }
   }
