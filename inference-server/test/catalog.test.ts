@@ -3,7 +3,9 @@
  * `POST /v1/catalog` and the CPU generator directly (with `inspect`, which hands back the placed
  * subjects and the shadow plane). The product is coffee.png enlarged to ~1 MP (1224×816), so its
  * subject needs no super-resolution at 1024²; the super-resolution path gets a 200 px reference
- * into a 2048² canvas. One segmenter and one generator for the file.
+ * into a 2048² canvas. One segmenter and one generator for the file; the segmenter remembers each
+ * reference's mask (remembered-masks.ts), as what is tested here is what comes after it, except
+ * for the first test's second request, which runs the model again.
  */
 import { createHash } from 'node:crypto'
 import sharp from 'sharp'
@@ -20,11 +22,15 @@ import type { CatalogGenerator, CatalogResult, Inspection } from '../src/catalog
 import { createSegmenter, type Segmenter } from '../src/segmentation/index.js'
 import { createApp } from '../src/server.js'
 import { fixture, type JobAnswer, postJob, postParts } from './helpers.js'
+import { type RememberingSegmenter, rememberMasks } from './remembered-masks.js'
 
 const KEY = 'catalog-test-key'
 const CATALOG = '/v1/catalog'
 
-let segmenter: Segmenter
+/** The real model, remembering masks. */
+let segmenter: RememberingSegmenter
+/** The same model without memory: each request runs it. */
+let model: Segmenter
 let generator: CatalogGenerator
 let app: ReturnType<typeof createApp>
 /** coffee.png at 1224×816: a ~1 MP product photo. */
@@ -32,7 +38,8 @@ let product: Buffer
 let others: Buffer[]
 
 beforeAll(async () => {
-  segmenter = await createSegmenter()
+  model = await createSegmenter()
+  segmenter = rememberMasks(model)
   generator = createCpuGenerator()
   app = createApp({ signingKey: KEY, model: { current: segmenter }, catalog: generator })
   product = await sharp(await fixture('coffee.png'))
@@ -140,7 +147,9 @@ describe('POST /v1/catalog (CPU generator, real model)', () => {
   it('answers a PNG of exactly width×height, the same bytes for the same references and seed', async () => {
     const parts = catalogParts({ shadow: 'soft' }, [product])
     const a = await postJob(app, KEY, CATALOG, parts)
-    const b = await postJob(app, KEY, CATALOG, parts)
+    // The second request runs the model again: the same bytes include the same mask.
+    const fresh = createApp({ signingKey: KEY, model: { current: model }, catalog: generator })
+    const b = await postJob(fresh, KEY, CATALOG, parts)
     first = resultOf(a)
     expect(a.headers.get('x-model-version')).toMatch(/^catalog-cpu@1\+isnet-general@.+\+esrgan-slim@1\.0\.0$/)
     expect(a.done?.warnings).toEqual([])

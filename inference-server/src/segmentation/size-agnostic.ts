@@ -18,7 +18,7 @@ import { toInputTensor } from './preprocess.js'
 
 /** The photos the rewrite is checked on (the test fixtures, public domain and CC0). */
 export const VERIFY_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../test/fixtures')
-const VERIFY_PHOTOS = ['astronaut.png', 'rocket.jpg', 'chelsea.png', 'coffee.png']
+export const VERIFY_PHOTOS = ['astronaut.png', 'rocket.jpg', 'chelsea.png', 'coffee.png']
 
 /** Prepare-time sessions: small and short-lived; the arena off keeps two graphs' peak low. */
 const PREPARE_OPTIONS: ort.InferenceSession.SessionOptions = {
@@ -95,6 +95,20 @@ export async function verifyIdentical(
 }
 
 /**
+ * The size-agnostic graph of the static model at `source`, not yet verified (verifyIdentical), and
+ * the export's input shape it must be verified at.
+ * @throws {Error} when the model has no static input or no fixed Resize
+ */
+export async function rewriteSizeAgnostic(source: string): Promise<{ rewritten: Uint8Array; shape: number[] }> {
+  const model = decodeModel(await readFile(source))
+  const shape = staticInputShape(model)
+  if (!shape) throw new Error(`${source} already has a symbolic input: nothing to rewrite`)
+  const resizes = fixedResizes(model)
+  if (!resizes.length) throw new Error(`${source} has no Resize with a fixed target size to rewrite`)
+  return { rewritten: sizeAgnosticModel(model, resizes, await probeShapes(probeModel(model, resizes), shape)), shape }
+}
+
+/**
  * Returns the path of the verified size-agnostic copy of the static model at `source`, building
  * and caching it first when needed.
  * @throws {Error} when the model has no static input or no fixed Resize, or the rewrite's output
@@ -108,13 +122,7 @@ export async function prepareSizeAgnosticModel(
   const target = sizeAgnosticPath(source, cacheDir)
   // Only a verified file is ever renamed into place, so its presence is the verification.
   if (existsSync(target)) return target
-  const model = decodeModel(await readFile(source))
-  const shape = staticInputShape(model)
-  if (!shape) throw new Error(`${source} already has a symbolic input: nothing to rewrite`)
-  const resizes = fixedResizes(model)
-  if (!resizes.length) throw new Error(`${source} has no Resize with a fixed target size to rewrite`)
-  const rewritten = sizeAgnosticModel(model, resizes, await probeShapes(probeModel(model, resizes), shape))
-
+  const { rewritten, shape } = await rewriteSizeAgnostic(source)
   await verifyIdentical(source, rewritten, await verifyImages(verifyDir), shape)
 
   await mkdir(cacheDir, { recursive: true })
