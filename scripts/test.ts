@@ -24,7 +24,8 @@ interface Step {
   /** Where a vitest step writes its JSON report, read back for the failure summary. */
   report?: string
 }
-type Stage = { name: string; steps: Step[] }
+/** `concurrency`: how many of its steps may run at once (default 1: in order, each after the last). */
+type Stage = { name: string; steps: Step[]; concurrency?: number }
 
 const reports = mkdtempSync(join(tmpdir(), 'cutout-test-reports-'))
 let reportCount = 0
@@ -51,8 +52,10 @@ const STAGES: Stage[] = [
   },
   // The Worker (src, Worker tests), the inference server (src, tests) and Node-side code
   // (scripts, bench, end-to-end tests, test helpers) each have their own compiler settings.
+  // Each tsc is one thread, so two run at once on two cores (each prints its output whole).
   {
     name: 'typecheck',
+    concurrency: 2,
     steps: [
       { command: bin('tsx'), args: ['scripts/check-worker-types.ts'] },
       tsc('tsconfig.json'),
@@ -155,7 +158,22 @@ function failureSummary(stage: Stage): string[] {
 
 async function run(stage: Stage, buffer?: string[]): Promise<number> {
   let worst = 0
-  for (const step of stage.steps) worst = Math.max(worst, await runStep(step, buffer))
+  if ((stage.concurrency ?? 1) <= 1) {
+    for (const step of stage.steps) worst = Math.max(worst, await runStep(step, buffer))
+    return worst
+  }
+  // Steps side by side: each one's output is held and printed whole when it ends, not interleaved.
+  const queue = [...stage.steps]
+  const worker = async () => {
+    for (let step = queue.shift(); step; step = queue.shift()) {
+      const own: string[] = []
+      worst = Math.max(worst, await runStep(step, own))
+      const text = own.join('')
+      if (buffer) buffer.push(text)
+      else process.stdout.write(text)
+    }
+  }
+  await Promise.all(Array.from({ length: stage.concurrency ?? 1 }, worker))
   return worst
 }
 
