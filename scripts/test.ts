@@ -40,10 +40,11 @@ const vitest = (...args: string[]): Step => {
 const tsc = (project: string): Step => ({ command: bin('tsc'), args: ['--noEmit', '-p', project] })
 
 const STAGES: Stage[] = [
-  // Format and lint, then no import cycle at run time (scripts/check-cycles.ts), then the
-  // OpenAPI document through Redocly's recommended rules (scripts/lint-openapi.ts, redocly.yaml).
+  // Format and lint, no import cycle at run time (scripts/check-cycles.ts) and the
+  // OpenAPI document through Redocly's recommended rules (scripts/lint-openapi.ts, redocly.yaml), two at a time.
   {
     name: 'lint',
+    concurrency: 2,
     steps: [
       { command: bin('biome'), args: ['ci', '.'] },
       { command: bin('tsx'), args: ['scripts/check-cycles.ts'] },
