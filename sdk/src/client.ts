@@ -8,7 +8,7 @@
 import createClient, { type Client } from 'openapi-fetch'
 import { Credentials, type SessionStore, type TokenPair } from './auth.js'
 import { CutoutProblem } from './problem.js'
-import { type RetryOptions, withRetries } from './retry.js'
+import { isIdempotent, type RetryOptions, withRetries } from './retry.js'
 import type { components, paths } from './schema.js'
 import { sniffImageType, toBlob, type ImageInput } from './image.js'
 import { waitForJob, type WaitOptions } from './wait.js'
@@ -111,16 +111,18 @@ export class Cutout {
 
   /**
    * One logical request: the idempotency key is fixed here, once, so every retry carries the same
-   * key and the API replays the first answer instead of doing the work twice.
+   * key and the API replays the first answer instead of doing the work twice. `idempotent: true`
+   * says a POST is safe to repeat although it carries no `Idempotency-Key` header (an MCP call that
+   * only reads, or carries its own key in its arguments), so a lost connection or a 5xx is retried.
    */
-  async send(request: Request, options: { retry?: boolean } = {}): Promise<Response> {
+  async send(request: Request, options: { retry?: boolean; idempotent?: boolean } = {}): Promise<Response> {
     const path = new URL(request.url).pathname
     if (request.method === 'POST' && isIdempotentCreate(path) && !request.headers.has('idempotency-key')) {
       request.headers.set('idempotency-key', crypto.randomUUID())
     }
     const attempt = (req: Request) => this.#authorized(req)
     if (this.#retry === false || options.retry === false) return attempt(request)
-    return withRetries(request, attempt, this.#retry)
+    return withRetries(request, attempt, this.#retry, options.idempotent || isIdempotent(request))
   }
 
   /** Sends with the bearer token, renewing a session once after a 401. */

@@ -68,26 +68,32 @@ async function saysRetryable(res: Response): Promise<boolean | undefined> {
 /** The wait before the next attempt, or undefined when this outcome is final. */
 async function nextDelay(
   request: Request,
+  idempotent: boolean,
   outcome: Response | unknown,
   attempt: number,
   o: Required<RetryOptions>,
 ): Promise<number | undefined> {
   if (outcome instanceof Response) {
-    const retryable = outcome.status === 429 || (RETRYABLE_5XX.has(outcome.status) && isIdempotent(request))
+    const retryable = outcome.status === 429 || (RETRYABLE_5XX.has(outcome.status) && idempotent)
     if (!retryable || (await saysRetryable(outcome)) === false) return undefined
     const after = retryAfterSeconds(outcome.headers)
     if (after !== undefined) return after * 1000 > o.maxRetryAfterMs ? undefined : after * 1000
-  } else if (!isIdempotent(request) || request.signal.aborted) {
+  } else if (!idempotent || request.signal.aborted) {
     return undefined
   }
   return backoffMs(attempt, o.baseDelayMs, o.maxDelayMs)
 }
 
-/** Wraps `send` (one attempt for a fresh copy of the request) with the retry rules above. */
+/**
+ * Wraps `send` (one attempt for a fresh copy of the request) with the retry rules above.
+ * `idempotent`: whether repeating the request is safe, when the caller knows more than its method
+ * and headers say (a JSON-RPC call that only reads, or carries its own idempotency key).
+ */
 export async function withRetries(
   request: Request,
   send: (request: Request) => Promise<Response>,
   options: RetryOptions = {},
+  idempotent = isIdempotent(request),
 ): Promise<Response> {
   const o: Required<RetryOptions> = {
     maxRetries: 4,
@@ -104,7 +110,7 @@ export async function withRetries(
     } catch (err) {
       outcome = err
     }
-    const delay = attempt < o.maxRetries ? await nextDelay(request, outcome, attempt, o) : undefined
+    const delay = attempt < o.maxRetries ? await nextDelay(request, idempotent, outcome, attempt, o) : undefined
     if (delay === undefined) {
       if (outcome instanceof Response) return outcome
       throw outcome

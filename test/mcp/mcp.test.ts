@@ -91,6 +91,8 @@ async function stdioClient(env: Record<string, string>): Promise<Client> {
     env: { ...(base as Record<string, string>), CUTOUT_BASE_URL: stack.baseUrl, XDG_CONFIG_HOME: work, ...env },
     stderr: 'pipe',
   })
+  // The bridge's own messages (retries, failures), shown with a failing test's output.
+  transport.stderr?.on('data', (d) => console.error(String(d).trimEnd()))
   await client.connect(transport)
   return client
 }
@@ -251,6 +253,53 @@ describe('local MCP server (stdio, npx --no-install cutout mcp)', () => {
     expect(usage.structuredContent).toMatchObject({ kind: 'workspace' })
     await client.close()
     rmSync(join(work, 'cutout'), { recursive: true, force: true })
+  })
+
+  it('sends a removal again after its answer was lost, with the key it added: one job', async () => {
+    // A proxy in front of the stack that lets the first remove_background through to the API
+    // (the job is made) and then drops the connection instead of answering.
+    const calls: { idempotencyKey?: string }[] = []
+    let lost = ''
+    const proxy = createServer(async (req, res) => {
+      const chunks: Buffer[] = []
+      for await (const chunk of req) chunks.push(chunk as Buffer)
+      const body = Buffer.concat(chunks)
+      const message = req.method === 'POST' ? JSON.parse(body.toString() || 'null') : null
+      const removal = message?.method === 'tools/call' && message.params?.name === 'remove_background'
+      if (removal) calls.push(message.params.arguments)
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name)),
+      ) as Record<string, string>
+      const upstream = await fetch(new URL(req.url ?? '/', stack.baseUrl), {
+        method: req.method,
+        headers,
+        body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body,
+      })
+      const answer = Buffer.from(await upstream.arrayBuffer())
+      if (removal && calls.length === 1) {
+        lost = answer.toString()
+        return void req.socket.destroy()
+      }
+      // fetch has decoded the body: its encoding and length no longer describe it.
+      const kept = [...upstream.headers].filter(([name]) => !['content-encoding', 'content-length'].includes(name))
+      res.writeHead(upstream.status, Object.fromEntries(kept)).end(answer)
+    })
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+    const port = (proxy.address() as { port: number }).port
+    try {
+      const client = await stdioClient({ CUTOUT_API_KEY: stack.apiKey, CUTOUT_BASE_URL: `http://127.0.0.1:${port}` })
+      const result = await finished(client, await call(client, 'remove_background', { sourceUrl, options: OPTIONS }))
+      await client.close()
+      expect(calls).toHaveLength(2)
+      expect(calls[0].idempotencyKey).toMatch(/^[0-9a-f-]{36}$/)
+      expect(calls[1].idempotencyKey).toBe(calls[0].idempotencyKey)
+      const job = result.structuredContent as Job
+      expect(job.status).toBe('succeeded')
+      expect(lost).toContain(job.id)
+    } finally {
+      proxy.closeAllConnections()
+      await new Promise((resolve) => proxy.close(resolve))
+    }
   })
 
   it('exits 3 with invalid_api_key on stderr for a wrong key, before serving anything', async () => {

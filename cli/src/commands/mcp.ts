@@ -6,6 +6,8 @@
  * or the stored session's token (renewed as it expires), so the tools, their schemas and their
  * answers are the API's, defined once. One local addition: `remove_background` also takes `path`,
  * a local image file, which is uploaded here first, since a local assistant has files, not URLs.
+ * A call that makes something gets an idempotencyKey here when it has none, so a request whose
+ * answer was lost can be sent again (`repeatable`) without making the job twice.
  * stdout carries the protocol only; messages go to stderr. See docs/mcp.md.
  */
 import { readImageFile } from '@cutout/sdk/node'
@@ -34,16 +36,47 @@ const PATH_PROPERTY = {
 
 const log = (line: string) => process.stderr.write(`cutout mcp: ${line}\n`)
 
+/** The API's tools as last listed: their annotations and inputs say which calls may be repeated. */
+const knownTools = new Map<string, Tool>()
+const remember = (tools: Tool[]) => {
+  for (const tool of tools) knownTools.set(tool.name, tool)
+}
+const takesKey = (name: string) => Boolean(knownTools.get(name)?.inputSchema.properties?.idempotencyKey)
+
 /**
- * The SDK's transport as the MCP client's fetch: the credential on every request, and a refused
- * POST read as the API's problem (so a bad key says `invalid_api_key`, not "HTTP 401"). Other
- * answers go to the MCP client as they are: it takes the 405 to its GET to mean "no SSE stream".
- * No retries: a repeated tool call would be a second job (the API's tools take idempotencyKey).
+ * Whether a JSON-RPC message may be sent again: anything but a tool call (initialize, tools/list,
+ * notifications), a call of a tool the API marks read-only or idempotent, or one carrying its own
+ * idempotencyKey, which the API replays instead of making a second job.
+ */
+export function repeatable(message: unknown): boolean {
+  if (Array.isArray(message)) return message.every(repeatable)
+  const { method, params } = (message ?? {}) as { method?: string; params?: { name?: string; arguments?: object } }
+  if (method !== 'tools/call') return true
+  const annotations = knownTools.get(params?.name ?? '')?.annotations
+  if (annotations?.readOnlyHint || annotations?.idempotentHint) return true
+  return typeof (params?.arguments as { idempotencyKey?: unknown } | undefined)?.idempotencyKey === 'string'
+}
+
+const parsed = (body: RequestInit['body']) => {
+  try {
+    return typeof body === 'string' ? JSON.parse(body) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The SDK's transport as the MCP client's fetch: the credential on every request, the SDK's
+ * retries (SPEC.md §7) for a message that may be repeated (`repeatable`: a lost connection, a 5xx,
+ * a 429), and a refused POST read as the API's problem (so a bad key says `invalid_api_key`, not
+ * "HTTP 401"). Other answers go to the MCP client as they are: it takes the 405 to its GET to mean
+ * "no SSE stream". A call that may not be repeated is sent once.
  */
 function apiFetch(cutout: Cutout) {
   return async (url: string | URL, init?: RequestInit): Promise<Response> => {
     const request = new Request(url, init)
-    const res = await cutout.send(request, { retry: false })
+    const again = request.method !== 'POST' || repeatable(parsed(init?.body))
+    const res = await cutout.send(request, again ? { idempotent: true } : { retry: false })
     const problem = res.headers.get('content-type')?.includes('problem+json')
     if (request.method === 'POST' && !res.ok && problem) throw await CutoutProblem.fromResponse(res)
     return res
@@ -99,9 +132,19 @@ function toolError(err: CutoutProblem): CallToolResult {
   }
 }
 
+/**
+ * A call of a tool that takes an idempotencyKey gets one when the assistant gave none, as the SDK
+ * gives every creating POST its `Idempotency-Key`: one call is one job even when its request is
+ * sent again after a lost answer.
+ */
+function withKey(params: CallToolRequest['params']): CallToolRequest['params'] {
+  if (!takesKey(params.name) || params.arguments?.idempotencyKey !== undefined) return params
+  return { ...params, arguments: { ...params.arguments, idempotencyKey: crypto.randomUUID() } }
+}
+
 async function callTool(cutout: Cutout, remote: Client, params: CallToolRequest['params']): Promise<CallToolResult> {
   try {
-    return (await remote.callTool(await resolveLocalPath(cutout, params))) as CallToolResult
+    return (await remote.callTool(withKey(await resolveLocalPath(cutout, params)))) as CallToolResult
   } catch (err) {
     if (err instanceof CutoutProblem) return toolError(err)
     throw err
@@ -114,6 +157,7 @@ export async function mcp(options: GlobalOptions): Promise<void> {
   const remote = new Client(CLIENT_INFO)
   const url = new URL('/mcp', `${cutout.baseUrl}/`)
   await remote.connect(new StreamableHTTPClientTransport(url, { fetch: apiFetch(cutout) }))
+  remember((await remote.listTools()).tools)
   const server = remote.getServerVersion()
   const local = new Server(
     { name: server?.name ?? 'cutout', version: server?.version ?? CLIENT_INFO.version },
@@ -121,6 +165,7 @@ export async function mcp(options: GlobalOptions): Promise<void> {
   )
   local.setRequestHandler(ListToolsRequestSchema, async (request) => {
     const listed = await remote.listTools(request.params)
+    remember(listed.tools)
     return { ...listed, tools: withLocalPath(listed.tools) }
   })
   local.setRequestHandler(CallToolRequestSchema, (request) => callTool(cutout, remote, request.params))
