@@ -67,6 +67,24 @@ describe("high's own faint pass", () => {
     expect(high.mask.data).toEqual(maskOf(255, 120))
   })
 
+  it('leaves a half-sure region alone when under 80 % of it has the foreground colours', async () => {
+    // balanced half sure over the square's right half and a blue band right of it, one region:
+    // 24 × 32 red and 18 × 32 blue pixels, 57 % red.
+    const wide = new Uint8Array(W * H)
+    for (let y = 0; y < H; y++)
+      for (let x = 0; x < W; x++)
+        wide[y * W + x] = inSquare(x, y) && x < 48 ? 255 : x >= 48 && x < 90 && y >= 16 && y < 48 ? 120 : 0
+    const model = stub(maskOf(255, 80))
+    model.segment = async (image, size) => ({
+      data: !size || size.width === 1024 ? new Uint8Array(wide) : maskOf(255, 80),
+      width: image.width,
+      height: image.height,
+    })
+    const high = await levelMask(model, photo(), 'high')
+    expect(at(high.mask, 60, 30)).toBe(120)
+    expect(at(high.mask, 80, 30)).toBe(120)
+  })
+
   it("learns the colours from balanced's sure pixels alone, even where the other view is sure of nothing", async () => {
     // The other view nowhere above 200: a colour model of what both views are sure of has no foreground.
     const high = await levelMask(stub(maskOf(200, 80)), photo(), 'high')
