@@ -7,7 +7,9 @@
  */
 import { createHash } from 'node:crypto'
 import type { Mask, RgbImage } from '../../inference-server/src/imaging/types.js'
-import { type HighOptions, HIGH_DEFAULTS } from '../../inference-server/src/levels/index.js'
+import type { FinishBasis } from '../../inference-server/src/levels/fast.js'
+import { type HighOptions, HIGH_DEFAULTS, ownFaintPass } from '../../inference-server/src/levels/index.js'
+import { finishBasis } from '../../inference-server/src/levels/fast.js'
 import { arbitrate } from '../../inference-server/src/levels/arbitrate.js'
 import { colourCut } from '../../inference-server/src/levels/colour-cut.js'
 import { zoomEdges } from '../../inference-server/src/levels/edge-tiles.js'
@@ -21,6 +23,7 @@ const NO_VIEWS: HighOptions = {
   ...HIGH_DEFAULTS,
   views: [],
   arbitration: { ...HIGH_DEFAULTS.arbitration, evidence: 'none', faintHigh: 0 },
+  faint: null,
 }
 
 /**
@@ -47,6 +50,7 @@ export function highCandidates(viewSets: HighView[][]): Record<string, HighOptio
             ...HIGH_DEFAULTS,
             views,
             refine: false,
+            faint: null,
             arbitration: {
               ...HIGH_DEFAULTS.arbitration,
               evidence: 'colour',
@@ -59,6 +63,22 @@ export function highCandidates(viewSets: HighView[][]): Record<string, HighOptio
             },
           }
         }
+  // `balanced`'s own faint pass (HighOptions.faint) on top of the whole-region rule at 0.8, narrow
+  // band and strict share first (session 12: the plush giraffe's body, faint in every view).
+  for (const views of viewSets)
+    for (const share of [0.8, 0.5])
+      for (const [low, high] of [
+        [51, 128],
+        [25, 128],
+        [51, 230],
+        [25, 230],
+      ]) {
+        const rule = out[`${views.join('+')}|colour|gain|whole0.8|faint-`]
+        out[`${views.join('+')}|colour|gain|whole0.8|faint-|own${low}-${high}@${share}`] = {
+          ...rule,
+          faint: { low, high, share },
+        }
+      }
   return out
 }
 
@@ -70,6 +90,7 @@ export function highEvaluator(segmenter: Segmenter, image: RgbImage) {
   const cuts = new Map<string, Promise<Uint8Array | null>>()
   const refined = new Map<string, Promise<Mask>>()
   let base: Promise<Mask> | undefined
+  let basis: Promise<FinishBasis> | undefined
   return async function highAlpha(
     o: HighOptions,
   ): Promise<{ mask: Mask; changed: number; disputed: number; departed: number }> {
@@ -83,7 +104,10 @@ export function highEvaluator(segmenter: Segmenter, image: RgbImage) {
     if (needsCut && vs.length && !cuts.has(ck)) cuts.set(ck, colourCut(image, [b.data, ...vs], o.cut))
     const cut = needsCut && vs.length ? await (cuts.get(ck) as Promise<Uint8Array | null>) : null
     const settled = arbitrate(b, vs, cut, o.arbitration)
-    const zoomed = await zoomEdges(segmenter, image, settled.mask, segmenter.input.native, {})
+    const native = segmenter.input.native
+    if (o.faint) basis ??= finishBasis(image, b, native.width * native.height)
+    const raised = await ownFaintPass(image, b, settled.mask, o.faint, native, o.faint ? await basis : undefined)
+    const zoomed = await zoomEdges(segmenter, image, raised, native, {})
     const rk = `${hash(zoomed.mask.data)}|${o.refine}`
     if (!refined.has(rk)) refined.set(rk, refineEdges(image, zoomed.mask, o.refine))
     return {

@@ -5,7 +5,9 @@
  * - `balanced`: one run at the native 1024², the reference package's mask bit for bit;
  * - `high`: balanced's run and other views of the photo (views.ts); `balanced`'s mask is kept
  *   except in the regions where the evidence (the views' agreement, a colour model of what all
- *   views are sure of: colour-cut.ts) says the other views are right (arbitrate.ts); then the zoomed
+ *   views are sure of: colour-cut.ts) says the other views are right (arbitrate.ts); then where
+ *   `balanced` is half sure over a region a colour model of its own sure pixels calls foreground,
+ *   that region is raised (ownFaintPass: fast.ts's faint pass, session 12); then the zoomed
  *   second look over the edge band on large photos (edge-tiles.ts); the caller then solves the edge
  *   band by closed-form matting (small photos) or the guided filter (large ones), and decontaminates
  *   the colours (remove.ts).
@@ -16,7 +18,7 @@ import type { Segmenter } from '../segmentation/index.js'
 import { ARBITRATION_DEFAULTS, type ArbitrationOptions, type ArbitrationReport, arbitrate } from './arbitrate.js'
 import { COLOUR_CUT_DEFAULTS, type ColourCutOptions, colourCut } from './colour-cut.js'
 import { type EdgeTileOptions, zoomEdges } from './edge-tiles.js'
-import { fastLevel } from './fast.js'
+import { FAST_DEFAULTS, type FastOptions, type FinishBasis, fastLevel, finishBasis, finishFast } from './fast.js'
 import type { Doubts } from './confidence.js'
 import { smallViewInput } from './sizes.js'
 import { type HighView, otherViews } from './views.js'
@@ -31,6 +33,14 @@ export interface HighOptions {
   cut: ColourCutOptions
   /** Solve the edge band again from the photo's colours (remove.ts refineEdges). */
   refine: boolean
+  /**
+   * `balanced`'s own faint pass (null: off): where `balanced` is faint (between `low` and `high`)
+   * over a region that a colour model of `balanced`'s own sure pixels puts at least `share` on the
+   * foreground side, the cut's foreground is raised to opaque (fast.ts's faint pass, decided at
+   * the model input's pixels). The other views cannot do this where they are fainter still (a
+   * plush giraffe's body: 0.4 at 1024², 0.3 at 640²).
+   */
+  faint: FastOptions['faint']
 }
 
 /** Chosen by bench/quality-gt.ts on ../shared/gt, cross-validated (docs/quality.md). */
@@ -39,6 +49,7 @@ export const HIGH_DEFAULTS: HighOptions = {
   arbitration: ARBITRATION_DEFAULTS,
   cut: COLOUR_CUT_DEFAULTS,
   refine: false,
+  faint: { low: 25, high: 230, share: 0.8 },
 }
 
 export interface LevelMask {
@@ -76,7 +87,8 @@ export async function levelMask(
     high.arbitration.evidence.includes('colour') || high.arbitration.faintHigh > high.arbitration.faintLow
   const cut = needsCut && views.length ? await colourCut(image, [base.data, ...views], high.cut) : null
   const settled = arbitrate(base, views, cut, high.arbitration)
-  const zoomed = await zoomEdges(model, image, settled.mask, model.input.native, tiles, signal)
+  const raised = await ownFaintPass(image, base, settled.mask, high.faint, model.input.native)
+  const zoomed = await zoomEdges(model, image, raised, model.input.native, tiles, signal)
   const { disputed, departed } = settled.report
   return {
     mask: zoomed.mask,
@@ -84,4 +96,22 @@ export async function levelMask(
     arbitration: settled.report,
     doubts: { disputed, departed },
   }
+}
+
+/**
+ * `high`'s own faint pass (HighOptions.faint) over `mask`, from `base`'s own evidence (its sure
+ * pixels' colours; the other views have no say), decided at the native input's pixels.
+ */
+export async function ownFaintPass(
+  image: RgbImage,
+  base: Mask,
+  mask: Mask,
+  faint: HighOptions['faint'],
+  native: { width: number; height: number },
+  basis?: FinishBasis,
+): Promise<Mask> {
+  if (!faint) return mask
+  const pixels = native.width * native.height
+  const b = basis ?? (await finishBasis(image, base, pixels))
+  return finishFast(image, mask, { ...FAST_DEFAULTS, faint, stretch: null }, pixels, b)
 }
