@@ -47,6 +47,13 @@ const IDEMPOTENT_CREATES = [
   /^\/v1\/projects\/[^/]+\/(?:revisions|refinements|exports)$/,
 ]
 const isIdempotentCreate = (path: string) => IDEMPOTENT_CREATES.some((pattern) => pattern.test(path))
+/**
+ * POSTs that are safe to repeat by their nature, with no key: completing an upload answers a ready
+ * one as it is (SPEC.md: pending → ready once), so a 503 while the bytes are checked (the inference
+ * service busy, with `Retry-After`) or a lost connection is retried like a GET.
+ */
+const IDEMPOTENT_ACTIONS = [/^\/v1\/uploads\/[^/]+\/complete$/]
+const isIdempotentAction = (path: string) => IDEMPOTENT_ACTIONS.some((pattern) => pattern.test(path))
 
 type UploadType = NonNullable<components['schemas']['UploadRequest']['contentType']>
 /**
@@ -122,7 +129,9 @@ export class Cutout {
     }
     const attempt = (req: Request) => this.#authorized(req)
     if (this.#retry === false || options.retry === false) return attempt(request)
-    return withRetries(request, attempt, this.#retry, options.idempotent || isIdempotent(request))
+    const idempotent =
+      options.idempotent || isIdempotent(request) || (request.method === 'POST' && isIdempotentAction(path))
+    return withRetries(request, attempt, this.#retry, idempotent)
   }
 
   /** Sends with the bearer token, renewing a session once after a 401. */

@@ -1,7 +1,7 @@
 /**
  * The transport's rules without a server: Retry-After honoured on 429 (in full, unless longer than
  * maxRetryAfterMs), `retryable: false` never retried, idempotent 5xx retried,
- * a POST without an idempotency key not, one Idempotency-Key per logical call across retries,
+ * a POST without an idempotency key not (but completing an upload, safe to repeat, is), one Idempotency-Key per logical call across retries,
  * and a 401 turning into a session refresh (once, shared by concurrent calls).
  */
 import { Cutout, CutoutProblem, memorySession } from '@cutout/sdk'
@@ -97,6 +97,24 @@ describe('retries', () => {
     const err = await plain.createApiKey({ name: 'x' }).catch((e) => e)
     expect(err).toBeInstanceOf(CutoutProblem)
     expect(err).toMatchObject({ status: 503, code: 'processor_unavailable', requestId: 'r1' })
+    expect(once.seen).toHaveLength(1)
+  })
+
+  it('retries completing an upload (safe to repeat, no key), but not creating one', async () => {
+    const id = '00000000-0000-4000-8000-000000000000'
+    const { fetch, seen } = fake([() => problem(503, 'inference_unavailable'), () => ok({ id, status: 'ready' })])
+    const cutout = new Cutout({ baseUrl: 'http://api.test', apiKey: 'k', fetch, retry: { baseDelayMs: 1 } })
+    const completed = await cutout.send(new Request(`http://api.test/v1/uploads/${id}/complete`, { method: 'POST' }))
+    expect(completed.status).toBe(200)
+    expect(seen.map((r) => new URL(r.url).pathname)).toEqual([
+      `/v1/uploads/${id}/complete`,
+      `/v1/uploads/${id}/complete`,
+    ])
+    expect(seen[0].headers.has('idempotency-key')).toBe(false)
+
+    const once = fake([() => problem(503, 'inference_unavailable')])
+    const plain = new Cutout({ baseUrl: 'http://api.test', apiKey: 'k', fetch: once.fetch, retry: { baseDelayMs: 1 } })
+    expect((await plain.send(new Request('http://api.test/v1/uploads', { method: 'POST' }))).status).toBe(503)
     expect(once.seen).toHaveLength(1)
   })
 })

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -37,8 +38,15 @@ class RetryOptions:
     on_retry: Callable[[int, float, object], None] | None = field(default=None, compare=False)
 
 
+#: POSTs that are safe to repeat by their nature, with no key: completing an upload answers a
+#: ready one as it is, so a 503 while the bytes are checked or a lost connection is retried.
+IDEMPOTENT_ACTIONS = (re.compile(r"^/v1/uploads/[^/]+/complete$"),)
+
+
 def is_idempotent(request: httpx.Request) -> bool:
-    return request.method in IDEMPOTENT_METHODS or "idempotency-key" in request.headers
+    if request.method in IDEMPOTENT_METHODS or "idempotency-key" in request.headers:
+        return True
+    return request.method == "POST" and any(p.match(request.url.path) for p in IDEMPOTENT_ACTIONS)
 
 
 def backoff(attempt: int, options: RetryOptions, rand: Callable[[], float] = random.random) -> float:

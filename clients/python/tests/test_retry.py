@@ -1,5 +1,6 @@
 """Against a real HTTP server on 127.0.0.1 that answers as told: ``Retry-After`` is honoured
-(429, then success), a 503 on a creation POST is retried with the same idempotency key, neither a
+(429, then success), a 503 on a creation POST is retried with the same idempotency key, and on
+completing an upload (safe to repeat) but not on creating one, neither a
 ``Retry-After`` longer than the client waits for nor ``retryable: false`` is retried, and a job's
 event stream that ends before the job is reopened with ``Last-Event-ID``."""
 
@@ -102,6 +103,18 @@ def test_retries_a_create_after_503_with_the_same_idempotency_key(scripted):
         assert client.create_removal(source_url="https://images.example.com/a.jpg")["id"] == "j1"
     keys = [s["idempotency-key"] for s in script.seen]
     assert len(keys) == 2 and keys[0] == keys[1]
+
+
+def test_retries_completing_an_upload_after_503_but_not_creating_one(scripted):
+    upload = {"id": "u1", "status": "ready"}
+    script, url = scripted((503, {}, {"code": "inference_unavailable"}), (200, {}, upload))
+    with Cutout(url, "sk_test", retry=RetryOptions(base_delay=0.01)) as client:
+        assert client.api.complete_upload("u1")["status"] == "ready"
+    assert [s["path"] for s in script.seen] == ["/v1/uploads/u1/complete"] * 2
+    script, url = scripted((503, {}, {"code": "inference_unavailable"}))
+    with Cutout(url, "sk_test", retry=RetryOptions(base_delay=0.01)) as client, pytest.raises(CutoutProblem):
+        client.api.create_upload({"contentType": "image/png"})
+    assert len(script.seen) == 1
 
 
 def test_does_not_wait_a_retry_after_longer_than_allowed(scripted):
