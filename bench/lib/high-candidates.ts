@@ -79,6 +79,19 @@ export function highCandidates(viewSets: HighView[][]): Record<string, HighOptio
           faint: { low, high, share },
         }
       }
+  // The raised region's border drawn from the photo instead of the colour cut's grid (raise-edge.ts,
+  // session 12), on the shipped faint pass: a soft ramp, or the matting solve, one or two grid steps.
+  for (const views of viewSets) {
+    const own = `${views.join('+')}|colour|gain|whole0.8|faint-|own25-230@0.8`
+    for (const edge of [
+      { method: 'ramp', steps: 1 },
+      { method: 'matte', steps: 1 },
+      { method: 'matte', steps: 2 },
+    ] as const) {
+      const faint = out[own].faint
+      if (faint) out[`${own}|edge-${edge.method}${edge.steps}`] = { ...out[own], faint: { ...faint, edge } }
+    }
+  }
   return out
 }
 
