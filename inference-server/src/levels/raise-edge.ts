@@ -13,7 +13,7 @@
  * The pass then sets a faint pixel v to v + w·(255 − v).
  */
 import { boxMean } from '../imaging/refine.js'
-import { bounds, MATTING_DEFAULTS, solveInBox } from '../imaging/matting.js'
+import { type Box, MATTING_DEFAULTS, solveInBox } from '../imaging/matting.js'
 import type { Mask, RgbImage } from '../imaging/types.js'
 import { COLOUR_CUT_DEFAULTS } from './colour-cut.js'
 
@@ -24,7 +24,9 @@ export interface RaiseEdge {
 }
 
 /** CG iterations of the edge's solve: the band is ~2 grid steps wide and radius-1 windows move ~2 px an iteration. */
-const ITERATIONS = 80
+const ITERATIONS = 40
+/** The solve's tiles (working pixels; each solved with a margin of the band's half-width + 4). */
+const TILE = 64
 /** The band's weak pull towards the ramp, where the photo says nothing (MATTING_DEFAULTS: 0.05, pulls too hard here). */
 const PRIOR = 0.01
 
@@ -54,16 +56,58 @@ export function raiseWeights(
   for (let i = 0; i < b.length; i++) R[i] = raised[i] || b[i] >= faint.high ? 1 : 0
   const d = Math.max(1, Math.round(edge.steps * cutStep(small)))
   const ramp = boxMean(R, width, height, d)
+  // The band: faint pixels near what the pass raised (not near any sure pixel: a faint region the
+  // pass did not raise keeps its values) and not deep inside the raised region.
+  const near = boxMean(Float32Array.from(raised), width, height, d)
   const faintAt = (i: number) => b[i] > faint.low && b[i] < faint.high
   const band = new Uint8Array(b.length)
-  for (let i = 0; i < b.length; i++) band[i] = faintAt(i) && ramp[i] > 1e-6 && ramp[i] < 1 - 1e-6 ? 1 : 0
+  for (let i = 0; i < b.length; i++) band[i] = faintAt(i) && near[i] > 1e-6 && ramp[i] < 1 - 1e-6 ? 1 : 0
   const out = Float32Array.from(R)
   if (edge.method === 'ramp') {
     for (let i = 0; i < b.length; i++) if (band[i]) out[i] = ramp[i]
     return out
   }
-  const box = bounds(band, width, height, d)
-  if (!box) return out
+  // Tile by tile (each with a margin wider than the band): the band is a thin line through a box
+  // that is often most of the photo, and the solve costs by the box's pixels.
+  for (let ty = 0; ty < height; ty += TILE)
+    for (let tx = 0; tx < width; tx += TILE) {
+      const core = { x0: tx, y0: ty, x1: Math.min(width, tx + TILE), y1: Math.min(height, ty + TILE) }
+      if (hasBand(band, width, core))
+        solveTile(photo, b, band, R, ramp, faint.high, grow(core, d + 4, width, height), core, out)
+    }
+  return out
+}
+
+/** Is any pixel of `band` (a plane `width` wide) inside `box`? */
+function hasBand(band: Uint8Array, width: number, box: Box): boolean {
+  for (let y = box.y0; y < box.y1; y++) for (let x = box.x0; x < box.x1; x++) if (band[y * width + x]) return true
+  return false
+}
+
+const grow = (b: Box, m: number, width: number, height: number): Box => ({
+  x0: Math.max(0, b.x0 - m),
+  y0: Math.max(0, b.y0 - m),
+  x1: Math.min(width, b.x1 + m),
+  y1: Math.min(height, b.y1 + m),
+})
+
+/**
+ * One tile's solve over `box`: the band and sure foreground (its weight is moot) follow the
+ * photo, pulled weakly towards the ramp; the rest is held at the raise. Writes the band pixels
+ * of `core` into `out`.
+ */
+function solveTile(
+  photo: RgbImage,
+  b: Uint8Array,
+  band: Uint8Array,
+  R: Float32Array,
+  ramp: Float32Array,
+  sure: number,
+  box: Box,
+  core: Box,
+  out: Float32Array,
+) {
+  const { width } = photo
   const w = box.x1 - box.x0
   const h = box.y1 - box.y0
   const target = new Float32Array(w * h)
@@ -71,18 +115,16 @@ export function raiseWeights(
   for (let y = 0; y < h; y++)
     for (let x = 0; x < w; x++) {
       const i = (y + box.y0) * width + x + box.x0
-      // The band, and sure foreground (its weight is moot), follow the photo; the rest is held.
-      const free = band[i] || b[i] >= faint.high
+      const free = band[i] || b[i] >= sure
       target[y * w + x] = free ? ramp[i] : R[i]
       lambda[y * w + x] = free ? PRIOR : MATTING_DEFAULTS.knownWeight
     }
   const x = solveInBox(photo, box, target, lambda, { ...MATTING_DEFAULTS, iterations: ITERATIONS, tolerance: 1e-6 })
-  for (let y = 0; y < h; y++)
-    for (let xx = 0; xx < w; xx++) {
-      const i = (y + box.y0) * width + xx + box.x0
-      if (band[i]) out[i] = Math.min(1, Math.max(0, x[y * w + xx]))
+  for (let y = core.y0; y < core.y1; y++)
+    for (let xx = core.x0; xx < core.x1; xx++) {
+      const i = y * width + xx
+      if (band[i]) out[i] = Math.min(1, Math.max(0, x[(y - box.y0) * w + xx - box.x0]))
     }
-  return out
 }
 
 /**
