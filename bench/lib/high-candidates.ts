@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto'
 import type { Mask, RgbImage } from '../../inference-server/src/imaging/types.js'
 import type { FinishBasis } from '../../inference-server/src/levels/fast.js'
+import type { RaiseEdge } from '../../inference-server/src/levels/raise-edge.js'
 import { type HighOptions, HIGH_DEFAULTS, ownFaintPass } from '../../inference-server/src/levels/index.js'
 import { finishBasis } from '../../inference-server/src/levels/fast.js'
 import { arbitrate } from '../../inference-server/src/levels/arbitrate.js'
@@ -80,17 +81,18 @@ export function highCandidates(viewSets: HighView[][]): Record<string, HighOptio
         }
       }
   // The raised region's border drawn from the photo instead of the colour cut's grid (raise-edge.ts,
-  // session 12), on the shipped faint pass: a soft ramp, or the matting solve, one or two grid steps.
-  for (const views of viewSets) {
-    const own = `${views.join('+')}|colour|gain|whole0.8|faint-|own25-230@0.8`
-    for (const edge of [
-      { method: 'ramp', steps: 1 },
+  // session 12), on each own faint pass: the matting solve over one or two grid steps; and a soft
+  // ramp (blind to the photo) on the one shipped before, for comparison.
+  for (const key of Object.keys(out).filter((k) => k.includes('|own'))) {
+    const faint = out[key].faint
+    if (!faint) continue
+    const edges: RaiseEdge[] = [
+      ...(key.endsWith('|own25-230@0.8') ? [{ method: 'ramp', steps: 1 } as const] : []),
       { method: 'matte', steps: 1 },
       { method: 'matte', steps: 2 },
-    ] as const) {
-      const faint = out[own].faint
-      if (faint) out[`${own}|edge-${edge.method}${edge.steps}`] = { ...out[own], faint: { ...faint, edge } }
-    }
+    ]
+    for (const edge of edges)
+      out[`${key}|edge-${edge.method}${edge.steps}`] = { ...out[key], faint: { ...faint, edge } }
   }
   return out
 }
