@@ -8,7 +8,6 @@
 import { createHash } from 'node:crypto'
 import type { Mask, RgbImage } from '../../inference-server/src/imaging/types.js'
 import type { FinishBasis } from '../../inference-server/src/levels/fast.js'
-import type { RaiseEdge } from '../../inference-server/src/levels/raise-edge.js'
 import { type HighOptions, HIGH_DEFAULTS, ownFaintPass } from '../../inference-server/src/levels/index.js'
 import { finishBasis } from '../../inference-server/src/levels/fast.js'
 import { arbitrate } from '../../inference-server/src/levels/arbitrate.js'
@@ -81,18 +80,20 @@ export function highCandidates(viewSets: HighView[][]): Record<string, HighOptio
         }
       }
   // The raised region's border drawn from the photo instead of the colour cut's grid (raise-edge.ts,
-  // session 12), on each own faint pass: the matting solve over one or two grid steps; and a soft
-  // ramp (blind to the photo) on the one shipped before, for comparison.
-  for (const key of Object.keys(out).filter((k) => k.includes('|own'))) {
-    const faint = out[key].faint
+  // session 12), on the own faint pass chosen before it (25–230 at 0.8): a soft ramp blind to the
+  // photo, the matting solve over one or two grid steps. (Offered on all eight own passes, the
+  // DAVIS fold chose 25–230 at 0.5 with the solve and two DAVIS pairs came out clearly worse:
+  // bench/results/quality-gt-issue31-s12-edge-wide.json, docs/quality.md.)
+  for (const views of viewSets) {
+    const own = `${views.join('+')}|colour|gain|whole0.8|faint-|own25-230@0.8`
+    const faint = out[own].faint
     if (!faint) continue
-    const edges: RaiseEdge[] = [
-      ...(key.endsWith('|own25-230@0.8') ? [{ method: 'ramp', steps: 1 } as const] : []),
+    for (const edge of [
+      { method: 'ramp', steps: 1 },
       { method: 'matte', steps: 1 },
       { method: 'matte', steps: 2 },
-    ]
-    for (const edge of edges)
-      out[`${key}|edge-${edge.method}${edge.steps}`] = { ...out[key], faint: { ...faint, edge } }
+    ] as const)
+      out[`${own}|edge-${edge.method}${edge.steps}`] = { ...out[own], faint: { ...faint, edge } }
   }
   return out
 }
