@@ -35,8 +35,9 @@ const FAINTS = [
 ]
 
 export const sizeKey = (o: { side: number; shape: FastShape }) => `${o.shape}${o.side}`
+const edgeKey = (f: NonNullable<FastOptions['faint']>) => (f.edge ? `-${f.edge.method}${f.edge.steps}` : '')
 export const fastKey = (o: FastOptions) =>
-  `${sizeKey(o)}|${o.faint ? `faint${o.faint.low}-${o.faint.high}-${o.faint.share}` : 'faint-'}|${o.stretch ? `stretch${o.stretch.lo}-${o.stretch.hi}` : 'stretch-'}`
+  `${sizeKey(o)}|${o.faint ? `faint${o.faint.low}-${o.faint.high}-${o.faint.share}${edgeKey(o.faint)}` : 'faint-'}|${o.stretch ? `stretch${o.stretch.lo}-${o.stretch.hi}` : 'stretch-'}`
 
 /**
  * The grid, the unfinished 640² first (issue 22's `fast`: choose() keeps the earlier key on a tie).
@@ -52,6 +53,17 @@ export function fastCandidates(sizes = FAST_SIZES): Record<string, FastOptions> 
         const o: FastOptions = { ...size, faint, stretch }
         out[fastKey(o)] = o
       }
+  // The raised border drawn by the matting solve (raise-edge.ts, session 12), with the stretch
+  // nearest the in-sample best only: each costs a solve per photo.
+  for (const size of sizes)
+    for (const faint of FAINTS) {
+      const o: FastOptions = {
+        ...size,
+        faint: { ...faint, edge: { method: 'matte', steps: 1 } },
+        stretch: { lo: 32, hi: 160 },
+      }
+      out[fastKey(o)] = o
+    }
   return out
 }
 

@@ -79,6 +79,22 @@ export function highCandidates(viewSets: HighView[][]): Record<string, HighOptio
           faint: { low, high, share },
         }
       }
+  // The raised region's border drawn from the photo instead of the colour cut's grid (raise-edge.ts,
+  // session 12), on the own faint pass chosen before it (25–230 at 0.8): a soft ramp blind to the
+  // photo, the matting solve over one or two grid steps. (Offered on all eight own passes, the
+  // DAVIS fold chose 25–230 at 0.5 with the solve and two DAVIS pairs came out clearly worse:
+  // bench/results/quality-gt-issue31-s12-edge-wide.json, docs/quality.md.)
+  for (const views of viewSets) {
+    const own = `${views.join('+')}|colour|gain|whole0.8|faint-|own25-230@0.8`
+    const faint = out[own].faint
+    if (!faint) continue
+    for (const edge of [
+      { method: 'ramp', steps: 1 },
+      { method: 'matte', steps: 1 },
+      { method: 'matte', steps: 2 },
+    ] as const)
+      out[`${own}|edge-${edge.method}${edge.steps}`] = { ...out[own], faint: { ...faint, edge } }
+  }
   return out
 }
 

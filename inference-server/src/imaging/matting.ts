@@ -47,7 +47,7 @@ export const MATTING_DEFAULTS: MattingOptions = {
 }
 
 /** Bounding box (inclusive-exclusive) of the set pixels of `on`, grown by `pad`, or null when empty. */
-function bounds(on: Uint8Array, width: number, height: number, pad: number) {
+export function bounds(on: Uint8Array, width: number, height: number, pad: number) {
   let [x0, y0, x1, y1] = [width, height, -1, -1]
   for (let y = 0; y < height; y++)
     for (let x = 0; x < width; x++)
@@ -237,6 +237,42 @@ export function solvePcg(
   return iterations
 }
 
+/** A box of the photo (inclusive-exclusive), as bounds() gives it. */
+export interface Box {
+  x0: number
+  y0: number
+  x1: number
+  y1: number
+}
+
+/**
+ * Minimises αᵀLα + Σ λ(α − target)² over `box` of `image` (target and λ given per box pixel, row
+ * by row), from α = target: the matting solve for any field a photo's colours should shape (the
+ * faint pass's raise weight, raise-edge.ts, as well as a mask's band).
+ */
+export function solveInBox(
+  image: RgbImage,
+  box: Box,
+  target: Float32Array,
+  lambda: Float32Array,
+  o: Pick<MattingOptions, 'radius' | 'eps' | 'iterations' | 'tolerance'>,
+): Float32Array {
+  const { width } = image
+  const w = box.x1 - box.x0
+  const h = box.y1 - box.y0
+  const n = w * h
+  const I = [0, 1, 2].map(() => new Float64Array(n))
+  for (let y = 0; y < h; y++)
+    for (let xx = 0; xx < w; xx++) {
+      const i = (y + box.y0) * width + xx + box.x0
+      for (let c = 0; c < 3; c++) I[c][y * w + xx] = image.data[i * 3 + c] / 255
+    }
+  const x = Float32Array.from(target)
+  const { apply, diag } = laplacian(I, w, h, o.radius, o.eps)
+  solvePcg(apply, diag, lambda, target, x, o.iterations, o.tolerance)
+  return x
+}
+
 /**
  * Re-estimates `mask`'s unsure band from the photo's colours by closed-form matting; pixels outside
  * the band keep their value. Same size as `image`.
@@ -250,23 +286,17 @@ export function mattingSolve(image: RgbImage, mask: Mask, options: Partial<Matti
   if (!box) return mask
   const w = box.x1 - box.x0
   const h = box.y1 - box.y0
-  const n = w * h
-  const I = [0, 1, 2].map(() => new Float64Array(n))
-  const lambda = new Float32Array(n)
-  const target = new Float32Array(n)
-  const x = new Float32Array(n)
+  const lambda = new Float32Array(w * h)
+  const target = new Float32Array(w * h)
   for (let y = 0; y < h; y++)
     for (let xx = 0; xx < w; xx++) {
       const j = y * w + xx
       const i = (y + box.y0) * width + xx + box.x0
-      for (let c = 0; c < 3; c++) I[c][j] = image.data[i * 3 + c] / 255
       const m = mask.data[i] / 255
       target[j] = band[i] ? m : Math.round(m)
       lambda[j] = band[i] ? o.priorWeight : o.knownWeight
-      x[j] = target[j]
     }
-  const { apply, diag } = laplacian(I, w, h, o.radius, o.eps)
-  solvePcg(apply, diag, lambda, target, x, o.iterations, o.tolerance)
+  const x = solveInBox(image, box, target, lambda, o)
   const out = new Uint8Array(mask.data)
   for (let y = 0; y < h; y++)
     for (let xx = 0; xx < w; xx++) {

@@ -17,6 +17,7 @@ import type { Mask, RgbImage } from '../imaging/types.js'
 import type { ModelInput, Segmenter } from '../segmentation/index.js'
 import { arbitrate } from './arbitrate.js'
 import { colourCut } from './colour-cut.js'
+import { applyWeights, type RaiseEdge, raiseWeights } from './raise-edge.js'
 import { type FastShape, inputFor } from './sizes.js'
 
 export interface FastOptions {
@@ -25,8 +26,11 @@ export interface FastOptions {
   shape: FastShape
   /** The contrast stretch's levels (0..255), or null for none. */
   stretch: { lo: number; hi: number } | null
-  /** The colour-backed faint pass: levels (0..255) and the region share the cut must call foreground. */
-  faint: { low: number; high: number; share: number } | null
+  /**
+   * The colour-backed faint pass: levels (0..255), the region share the cut must call foreground,
+   * and how the raised region's border is drawn (raise-edge.ts; absent: the cut's grid, nearest).
+   */
+  faint: { low: number; high: number; share: number; edge?: RaiseEdge } | null
 }
 
 /**
@@ -70,6 +74,8 @@ export interface FinishBasis {
   small: Mask
   /** The colour cut's sides at the working size (colour-cut.ts), or null. */
   cut: Uint8Array | null
+  /** The photo at the working size (the raised border's matting solve, raise-edge.ts). */
+  photo: RgbImage
 }
 
 /**
@@ -98,6 +104,15 @@ async function resizePlane(mask: Mask, to: { width: number; height: number }): P
   return new Uint8Array(out.buffer, out.byteOffset, out.length)
 }
 
+/** The photo resized to `to`, bilinear. */
+async function resizePhoto(image: RgbImage, to: { width: number; height: number }): Promise<RgbImage> {
+  const out = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } })
+    .resize(to.width, to.height, { fit: 'fill', kernel: 'linear' })
+    .raw()
+    .toBuffer()
+  return { data: new Uint8Array(out.buffer, out.byteOffset, out.length), ...to, channels: 3 }
+}
+
 /**
  * The faint pass's evidence for `mask` of `image` at a working size of at most `pixels`: the mask
  * there and the colour cut of its sure pixels. Independent of the pass's levels, so the benchmark
@@ -107,7 +122,8 @@ export async function finishBasis(image: RgbImage, mask: Mask, pixels = Number.P
   const at = workingSize(image, pixels)
   const same = at.width === image.width && at.height === image.height
   const small: Mask = same ? mask : { ...at, data: await resizePlane(mask, at) }
-  return { small, cut: await colourCut(image, [mask.data], {}, at) } satisfies FinishBasis
+  const photo = same ? image : await resizePhoto(image, at)
+  return { small, cut: await colourCut(image, [mask.data], {}, at), photo } satisfies FinishBasis
 }
 
 /**
@@ -120,6 +136,12 @@ function raiseAtWorkingSize(mask: Mask, basis: FinishBasis, faint: NonNullable<F
   if (!settled.report.raised) return mask
   // A faint pixel (< faint.high ≤ 255) the pass raised is exactly one whose value changed.
   const raised = settled.mask.data
+  if (faint.edge) {
+    const on = new Uint8Array(raised.length)
+    for (let s = 0; s < on.length; s++) on[s] = raised[s] !== small.data[s] ? 1 : 0
+    const weights = raiseWeights(basis.photo, small, on, faint, faint.edge)
+    return applyWeights(mask, weights, small.width, small.height, faint)
+  }
   const { width: W, height: H, data: b } = mask
   const cols = Int32Array.from({ length: W }, (_, x) =>
     Math.min(small.width - 1, Math.floor(((x + 0.5) * small.width) / W)),

@@ -38,7 +38,8 @@ export interface HighOptions {
    * over a region that a colour model of `balanced`'s own sure pixels puts at least `share` on the
    * foreground side, the cut's foreground is raised to opaque (fast.ts's faint pass, decided at
    * the model input's pixels). The other views cannot do this where they are fainter still (a
-   * plush giraffe's body: 0.4 at 1024², 0.3 at 640²).
+   * plush giraffe's body: 0.4 at 1024², 0.3 at 640²). `edge`: the raised region's border drawn
+   * from the photo rather than the cut's grid (raise-edge.ts).
    */
   faint: FastOptions['faint']
 }
@@ -49,7 +50,8 @@ export const HIGH_DEFAULTS: HighOptions = {
   arbitration: ARBITRATION_DEFAULTS,
   cut: COLOUR_CUT_DEFAULTS,
   refine: false,
-  faint: { low: 25, high: 230, share: 0.8 },
+  // The raised border by the matting solve over one grid step of the colour cut (raise-edge.ts).
+  faint: { low: 25, high: 230, share: 0.8, edge: { method: 'matte', steps: 1 } },
 }
 
 export interface LevelMask {
