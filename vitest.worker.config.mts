@@ -74,6 +74,9 @@ export default defineConfig(async () => ({
     globalSetup: ['./test/helpers/global-setup.ts'],
     // Files share one inference server whose proxy some tests switch off: run them one at a time.
     fileParallelism: false,
+    // One workerd for all files instead of one each (~4 s of start-up and imports per file);
+    // test/worker/apply-migrations.ts empties storage before every file.
+    isolate: false,
     // Budgets hold on a machine four times slower than this 2-core box (test/worker/helpers.ts,
     // `testBudget`): this default covers a test with up to two model runs; tests with more set
     // their own. Deadlines inside tests are shorter, so a stuck job fails with its state.
