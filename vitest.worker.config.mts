@@ -1,10 +1,12 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers'
 import { defineConfig } from 'vitest/config'
 import { buildWeb } from './scripts/build-web'
+import { assertPoolPatched } from './test/helpers/pool-patch.mjs'
 import { freePort, TEST_SIGNING_KEYS } from './test/helpers/ports.mjs'
 import { hideExpectedWorkerdLogs } from './test/helpers/workerd-logs.mjs'
 
 hideExpectedWorkerdLogs()
+assertPoolPatched()
 // Wrangler reads wrangler.toml for the pool; at its default level it also says, for every test
 // file, that it found the .dev.vars `npm start` writes (the bindings below override all of them).
 process.env.WRANGLER_LOG ??= 'warn'
@@ -74,6 +76,10 @@ export default defineConfig(async () => ({
     globalSetup: ['./test/helpers/global-setup.ts'],
     // Files share one inference server whose proxy some tests switch off: run them one at a time.
     fileParallelism: false,
+    // One workerd for all files instead of one each (~4 s of start-up and imports per file);
+    // test/worker/apply-migrations.ts empties storage before every file. Needs the pool's patch
+    // (assertPoolPatched above; docs/decisions.md).
+    isolate: false,
     // Budgets hold on a machine four times slower than this 2-core box (test/worker/helpers.ts,
     // `testBudget`): this default covers a test with up to two model runs; tests with more set
     // their own. Deadlines inside tests are shorter, so a stuck job fails with its state.
