@@ -11,6 +11,7 @@ import { HIGH_DEFAULTS } from '../inference-server/src/levels/index.js'
 import { createLevelSegmenters, levelModelsFromEnv } from '../inference-server/src/segmentation/per-level.js'
 import { cachedSegmenter } from './lib/cached-segmenter.js'
 import { sharp } from './lib/deps.js'
+import { tileRow } from './lib/gt-sheet.js'
 import { highEvaluator } from './lib/high-candidates.js'
 import { gtPhotos } from './quality-gt.js'
 
@@ -61,20 +62,7 @@ for (const p of photos) {
       ...(await Promise.all(variants.map((v) => crop(v, 1)))),
     ]
     const w = C * Z
-    rows.push(
-      await sharp({ create: { width: tiles.length * (w + GAP), height: w, channels: 3, background: '#c00' } })
-        .composite(
-          tiles.map((t, k) => ({
-            input: t,
-            raw: { width: w, height: w, channels: 3 as const },
-            left: k * (w + GAP),
-            top: 0,
-          })),
-        )
-        .removeAlpha()
-        .raw()
-        .toBuffer(),
-    )
+    rows.push(await tileRow(tiles, w, w, GAP, '#c00'))
     console.log(' crop at', cx, cy)
   }
   const w = 6 * (C * Z + GAP)

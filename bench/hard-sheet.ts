@@ -12,6 +12,7 @@ import { levelAlpha } from '../inference-server/src/remove.js'
 import { createLevelSegmenters, levelModelsFromEnv } from '../inference-server/src/segmentation/per-level.js'
 import { cachedSegmenter } from './lib/cached-segmenter.js'
 import { sharp } from './lib/deps.js'
+import { tileRow } from './lib/gt-sheet.js'
 import { highEvaluator } from './lib/high-candidates.js'
 import { RESULTS_DIR } from './lib/util.js'
 import { gtPhotos } from './quality-gt.js'
@@ -50,19 +51,7 @@ try {
           .toBuffer(),
       )
     const width = tiles.length * (w + GAP)
-    const buf = await sharp({ create: { width, height: H, channels: 3, background: '#c00' } })
-      .composite(
-        tiles.map((t, k) => ({
-          input: t,
-          raw: { width: w, height: H, channels: 3 as const },
-          left: k * (w + GAP),
-          top: 0,
-        })),
-      )
-      .removeAlpha()
-      .raw()
-      .toBuffer()
-    rows.push({ buf, w: width })
+    rows.push({ buf: await tileRow(tiles, w, H, GAP, '#c00'), w: width })
     process.stderr.write(`${p.name}\n`)
   }
 } finally {

@@ -33,12 +33,26 @@ export async function sheetRow(
     await tile(truth8, plane),
     ...(await Promise.all(alphas.map((a) => tile(a, plane)))),
   ]
-  const buf = await sharp({ create: { width: w * tiles.length, height: h, channels: 3, background: '#fff' } })
-    .composite(tiles.map((t, k) => ({ input: t, raw: { width: w, height: h, channels: 3 }, left: k * w, top: 0 })))
+  return { buf: await tileRow(tiles, w, h), w: w * tiles.length }
+}
+
+/**
+ * w×h RGB tiles side by side, `gap` px of `background` after each: one raw RGB row (the sheets of
+ * bench/hard-sheet.ts and bench/edge-crops.ts, and sheetRow's).
+ */
+export async function tileRow(tiles: Buffer[], w: number, h: number, gap = 0, background = '#fff'): Promise<Buffer> {
+  return sharp({ create: { width: tiles.length * (w + gap), height: h, channels: 3, background } })
+    .composite(
+      tiles.map((t, k) => ({
+        input: t,
+        raw: { width: w, height: h, channels: 3 as const },
+        left: k * (w + gap),
+        top: 0,
+      })),
+    )
     .removeAlpha() // composite adds an alpha channel
     .raw()
     .toBuffer()
-  return { buf, w: w * tiles.length }
 }
 
 /** Stacks the rows into one JPEG at `file`. */
