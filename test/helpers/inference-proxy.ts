@@ -199,5 +199,8 @@ export function startInferenceProxy(port: number, upstreamPort: number): Promise
     upstream.on('error', () => res.destroy())
     req.pipe(upstream)
   })
+  // One request per connection: workerd keeps connections for reuse, and one that Node closes after
+  // its 5 s keep-alive can be taken up at that instant (a CI run: "Network connection lost").
+  proxy.server.maxRequestsPerSocket = 1
   return new Promise((resolve) => proxy.server.listen(port, '127.0.0.1', () => resolve(proxy)))
 }
