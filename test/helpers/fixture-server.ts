@@ -197,8 +197,9 @@ export function startFixtureServer(
   // Drawn now, while the rest of the test world starts: a `sourceUrl` of it must arrive well within
   // the tests' short SOURCE_FETCH_TIMEOUT_MS even on a busy machine.
   void twelveMegapixelPhoto()
-  // One request per connection: workerd keeps connections for reuse, and one that Node closes after
-  // its 5 s keep-alive can be taken up at that instant (a CI run: "Network connection lost").
-  server.maxRequestsPerSocket = 1
+  // Idle connections stay open until the client (workerd's pool) closes them: one Node closed after
+  // its 5 s keep-alive could be taken up at that instant (a CI run: "Network connection lost").
+  // Not `maxRequestsPerSocket`: Node answers 503 to a request sent on a socket past its limit.
+  server.keepAliveTimeout = 0
   return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server)))
 }

@@ -199,8 +199,9 @@ export function startInferenceProxy(port: number, upstreamPort: number): Promise
     upstream.on('error', () => res.destroy())
     req.pipe(upstream)
   })
-  // One request per connection: workerd keeps connections for reuse, and one that Node closes after
-  // its 5 s keep-alive can be taken up at that instant (a CI run: "Network connection lost").
-  proxy.server.maxRequestsPerSocket = 1
+  // Idle connections stay open until the client (workerd's pool) closes them: one Node closed after
+  // its 5 s keep-alive could be taken up at that instant (a CI run: "Network connection lost").
+  // Not `maxRequestsPerSocket`: Node answers 503 to a request sent on a socket past its limit.
+  proxy.server.keepAliveTimeout = 0
   return new Promise((resolve) => proxy.server.listen(port, '127.0.0.1', () => resolve(proxy)))
 }
