@@ -7,8 +7,7 @@ export default defineConfig({
     include: ['test/e2e/**/*.test.ts'],
     // The fault tests are a stage of their own (vitest.faults.config.mts).
     exclude: ['test/e2e/faults.test.ts'],
-    // One stack for the files that only call it (test/helpers/e2e-stack.ts); local mode starts
-    // its own.
+    // One stack for every file of the stage (test/helpers/e2e-stack.ts), local mode's tests too.
     globalSetup: ['./test/helpers/e2e-stack.ts'],
     environment: 'node',
     fileParallelism: false,

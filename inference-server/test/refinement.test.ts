@@ -3,13 +3,13 @@
  * from `/v1/remove` on a fixture photo, as a project's first revision does.
  */
 import sharp from 'sharp'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { RefineRequest } from '../../src/contract/editing.js'
 import { imagePart, optionsPart, type RequestPart } from '../src/auth.js'
 import { refinementRegion, toPixel } from '../src/refinement/region.js'
-import { createSegmenter, type Segmenter } from '../src/segmentation/index.js'
 import { createApp } from '../src/server.js'
 import { fixture, type JobAnswer, postJob, rawPng, removeParts, type Target, STUB_INPUT } from './helpers.js'
+import { sharedModel } from './shared-model.js'
 
 const KEY = 'refinement-test-key'
 const REFINE = '/v1/refine'
@@ -34,25 +34,21 @@ async function refinedMask(answer: JobAnswer) {
 }
 
 describe('POST /v1/refine with the real model', () => {
-  let segmenter: Segmenter
   let target: Target
   let photo: Buffer
   let base: Uint8Array
   let basePixels: Buffer
 
   beforeAll(async () => {
-    segmenter = await createSegmenter()
-    const app = createApp({ signingKey: KEY, model: { current: segmenter } })
+    // The fork's model remembering its masks (shared-model.ts): the base removal's run is often
+    // another file's already, and a refinement asked twice runs its close-up once.
+    const app = createApp({ signingKey: KEY, model: { current: (await sharedModel()).masks } })
     target = { request: (path, init) => app.request(path, init) }
     photo = await fixture('astronaut.png')
     const removal = await postJob(target, KEY, '/v1/remove', removeParts(photo))
     base = removal.outputs[0].bytes
     basePixels = (await rawPng(base)).data
   })
-  afterAll(async () => {
-    await segmenter?.close()
-  })
-
   /** Pixels that differ from the base: all of them must lie inside `region`. */
   const changes = (refined: Buffer, width: number) => {
     const out: { x: number; y: number }[] = []
@@ -107,6 +103,9 @@ describe('POST /v1/refine with the real model', () => {
   })
 
   it('answers the same bytes for the same request', async () => {
+    // The second answer's close-up mask is the first's remembered run (shared-model.ts): this holds
+    // what the refinement does around the model; that the model itself gives the same output run
+    // after run is reference.test.ts's and sessions.test.ts's to show.
     const request: RefineRequest = {
       box: { x: 0.1, y: 0.5, width: 0.6, height: 0.5 },
       points: [

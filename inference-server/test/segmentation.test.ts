@@ -1,23 +1,21 @@
 import sharp from 'sharp'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { decodeImage } from '../src/imaging/decode.js'
 import { removeBackground } from '../src/remove.js'
 import { uncertainBand, widen } from '../src/levels/edge-tiles.js'
-import { createSegmenter, type Segmenter } from '../src/segmentation/index.js'
+import type { Segmenter } from '../src/segmentation/index.js'
 import { toInputTensor } from '../src/segmentation/preprocess.js'
 import { fixture, meanAbsDiff, rawPng } from './helpers.js'
-import { rememberMasks } from './remembered-masks.js'
+import { sharedModel } from './shared-model.js'
 
-// One real model for the whole file: it takes seconds to load and about 1 GB. `masks` is the same
-// model remembering its masks (remembered-masks.ts): a balanced mask that a later test compares
+// The fork's one real model (shared-model.ts): it takes seconds to load and about 1 GB. `masks` is the
+// same model remembering its masks (remembered-masks.ts): a balanced mask that a later test compares
 // with is the one an earlier request already made, not a second run of the model.
 let segmenter: Segmenter
 let masks: Segmenter
 beforeAll(async () => {
-  segmenter = await createSegmenter()
-  masks = rememberMasks(segmenter)
+  ;({ model: segmenter, masks } = await sharedModel())
 })
-afterAll(() => segmenter?.close())
 
 describe('toInputTensor', () => {
   it('builds a [3, 1024, 1024] tensor of (v − 128) / 256 from a stretched image', () => {

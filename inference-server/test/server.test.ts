@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { FRAMES_CONTENT_TYPE, readFrames } from '../../src/contract/frames.js'
 import { imagePart, optionsPart, signedRequest } from '../src/auth.js'
 import { Limiter } from '../src/limiter.js'
-import { createSegmenter, type Segmenter } from '../src/segmentation/index.js'
+import type { Segmenter } from '../src/segmentation/index.js'
 import { createApp, startServer, type RunningServer } from '../src/server.js'
 import {
   collectFrames,
@@ -19,6 +19,7 @@ import {
   waitFor,
   STUB_INPUT,
 } from './helpers.js'
+import { sharedModel } from './shared-model.js'
 
 const KEY = 'server-test-key'
 const REMOVE = '/v1/remove'
@@ -70,7 +71,8 @@ describe('HTTP server with the real model, end to end on 127.0.0.1', () => {
   let segmenter: Segmenter
   let server: RunningServer
   beforeAll(async () => {
-    segmenter = await createSegmenter()
+    // The fork's model (shared-model.ts), running on every call: these tests need a run in flight.
+    segmenter = (await sharedModel()).model
     server = await startServer(createApp({ signingKey: KEY, model: { current: segmenter } }), {
       port: 0,
       host: '127.0.0.1',
@@ -78,7 +80,6 @@ describe('HTTP server with the real model, end to end on 127.0.0.1', () => {
   })
   afterAll(async () => {
     await server?.close()
-    await segmenter?.close()
   })
 
   it('answers the health routes unsigned', async () => {

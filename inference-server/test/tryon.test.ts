@@ -8,12 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TryOnLandmarks, TryOnRequest } from '../../src/contract/tryon.js'
 import { LANDMARKS_OUTPUT, TRYON_WARNINGS } from '../../src/contract/tryon.js'
 import { imagePart, optionsPart } from '../src/auth.js'
-import { createSegmenter, type Segmenter } from '../src/segmentation/index.js'
+import type { Segmenter } from '../src/segmentation/index.js'
 import { createApp } from '../src/server.js'
 import { createCpuTryOn } from '../src/tryon/cpu.js'
 import type { TryOnModel } from '../src/tryon/model.js'
 import { makeTshirt } from './garments.js'
 import { fixture, type JobAnswer, postJob, rawPng, type Target } from './helpers.js'
+import { sharedModel } from './shared-model.js'
 
 const KEY = 'tryon-test-key'
 const PATH = '/v1/try-on'
@@ -33,7 +34,7 @@ describe('POST /v1/try-on with the CPU model', () => {
   let astronaut: Buffer
   let first: JobAnswer
   beforeAll(async () => {
-    segmenter = await createSegmenter()
+    segmenter = (await sharedModel()).masks
     model = createCpuTryOn()
     await model.ready()
     app = createApp({ signingKey: KEY, model: { current: segmenter }, tryOn: model })
@@ -43,7 +44,6 @@ describe('POST /v1/try-on with the CPU model', () => {
   })
   afterAll(async () => {
     await model?.close()
-    await segmenter?.close()
   })
 
   it('dresses the astronaut in the made shirt: a PNG at the photo size and the landmarks', async () => {

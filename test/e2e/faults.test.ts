@@ -3,7 +3,8 @@
  * items 1 and 2): killed mid-job, it is restarted by the supervisor while the Worker stays up, and
  * the job in flight succeeds on a retry; frozen mid-job (SIGSTOP), the call is aborted at its
  * deadline and the job fails `processor_unavailable` with its hold released, readiness says
- * unavailable and new jobs are refused, until SIGCONT.
+ * unavailable and new jobs are refused, until SIGCONT. Last, `npm start` stops both servers on
+ * SIGTERM (here, on the stack this file starts anyway, rather than a stack of its own).
  *
  * Deadlines are shortened through `npm start`'s pass-through variables so the frozen case ends
  * in about a minute: a call may take 30 s + 2 s per megapixel (the 0.26 MP photo counts as one),
@@ -12,9 +13,10 @@
  */
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TERMINAL_STATUSES } from '../../src/contract/stages'
-import { type LocalStack, startLocalStack } from '../helpers/local-stack'
+import { type LocalStack, processesUsing, startLocalStack } from '../helpers/local-stack'
 
 const PNG = readFileSync(new URL('../fixtures/astronaut.png', import.meta.url))
 const OPTIONS = { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' } as const
@@ -148,5 +150,36 @@ describe('a frozen inference server (SIGSTOP)', () => {
     const again = (await (await submit()).json()) as { id: string }
     expect((await finalJob(again.id)).status).toBe('succeeded')
     expect((await usage()).held).toBe(0)
+  })
+})
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    socket.once('connect', () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once('error', () => resolve(false))
+  })
+}
+
+describe('npm start (local mode)', () => {
+  it('stops both servers on SIGTERM and exits', async () => {
+    const { process: start, ports, stateDir } = stack
+    const exited = new Promise((resolve) => start.once('exit', resolve))
+    expect(await portOpen(ports.edge)).toBe(true)
+    expect(await portOpen(ports.inference)).toBe(true)
+    const stoppedAt = Date.now()
+    start.kill('SIGTERM') // the npm process itself, as a supervisor would
+    const deadline = stoppedAt + 15_000
+    while (Date.now() < deadline && !/^\[start\] stopped$/m.test(stack.output())) await sleep(200)
+    expect(stack.output(), stack.output().split('\n').slice(-40).join('\n')).toMatch(/^\[start\] stopped$/m)
+    await Promise.race([exited, sleep(Math.max(0, deadline - Date.now()))])
+    expect(start.exitCode !== null || start.signalCode !== null).toBe(true)
+    expect(Date.now() - stoppedAt).toBeLessThan(15_000)
+    expect(await portOpen(ports.edge)).toBe(false)
+    expect(await portOpen(ports.inference)).toBe(false)
+    expect(processesUsing(stateDir)).toEqual([])
   })
 })

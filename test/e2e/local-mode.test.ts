@@ -3,26 +3,22 @@
  * sourceUrl from a local server allowed by SSRF_ALLOWLIST), the signed result URL fetched without
  * the key, every input format of SPEC.md §8 through the upload flow, what each removal option does
  * to the result's pixels, the SSRF guard resolving names through DNS_RESOLVER_URL (a DNS-over-HTTPS server on
- * 127.0.0.1), then a clean stop on SIGTERM.
+ * 127.0.0.1). A clean stop on SIGTERM is test/e2e/faults.test.ts's, on the stack it starts.
  *
- * It runs on free ports with its own local D1/R2/Durable Object state (LOCAL_STATE_DIR in a
- * temporary directory), so a developer's `.wrangler/state` or a running `npm start` do not matter.
+ * The stack is the stage's one `npm start` (test/helpers/e2e-stack.ts): free ports, its own local
+ * D1/R2/Durable Object state (LOCAL_STATE_DIR in a temporary directory), so a developer's
+ * `.wrangler/state` or a running `npm start` do not matter.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { createRequire } from 'node:module'
-import { connect } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { errorPages } from '../../scripts/lib/error-pages'
 import { TERMINAL_STATUSES } from '../../src/contract/stages'
-import { startDohServer } from '../helpers/doh-server'
-import { processesUsing } from '../helpers/local-stack'
-import { freePort } from '../helpers/ports.mjs'
+import { e2eStack } from '../helpers/e2e-stack'
 
 // sharp from the inference server's dependencies (the root package does not depend on it).
 const sharp = createRequire(new URL('../../inference-server/package.json', import.meta.url))(
@@ -48,46 +44,14 @@ const OPTIONS = { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, outpu
 /** A point on the astronaut's face (her nose is near 224,120 in the 512×512 photo) and the corner. */
 const FACE = { x: 224, y: 120 }
 const CORNER = { x: 5, y: 5 }
-const START_TIMEOUT_MS = 400_000
 /** One removal through the real model: seconds here; generous, for a machine four times slower and busy. */
 const JOB_TIMEOUT_MS = 90_000
 const TERMINAL: readonly string[] = TERMINAL_STATUSES
 
-let edgePort: number
-let inferencePort: number
-let stateDir: string
-let start: ChildProcess
-let startExit: Promise<number | null>
-let output = ''
 let baseUrl: string
 let apiKey: string
 let fixtureServer: Server
 let fixtureOrigin: string
-let dohServer: Server
-
-const tail = () => output.split('\n').slice(-40).join('\n')
-
-function waitForLines(): Promise<{ baseUrl: string; apiKey: string }> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`npm start printed no Base URL / API key in time:\n${tail()}`)),
-      START_TIMEOUT_MS,
-    )
-    const check = () => {
-      const base = /^Base URL: (http\S+)$/m.exec(output)
-      const key = /^API key: (sk_live_\S+)$/m.exec(output)
-      if (base && key) {
-        clearTimeout(timer)
-        resolve({ baseUrl: base[1], apiKey: key[1] })
-      }
-    }
-    start.stdout!.on('data', check)
-    start.once('exit', (code) => {
-      clearTimeout(timer)
-      reject(new Error(`npm start exited early with ${code}:\n${tail()}`))
-    })
-  })
-}
 
 function api(path: string, init: RequestInit = {}): Promise<Response> {
   const headers = new Headers(init.headers)
@@ -203,24 +167,10 @@ function nearEdge(hard: Uint8Array, x: number, y: number, radius: number): boole
   return false
 }
 
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1')
-    socket.once('connect', () => {
-      socket.destroy()
-      resolve(true)
-    })
-    socket.once('error', () => resolve(false))
-  })
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 beforeAll(async () => {
-  edgePort = await freePort()
-  inferencePort = await freePort()
-  stateDir = mkdtempSync(join(tmpdir(), 'cutout-e2e-'))
-
+  ;({ baseUrl, apiKey } = e2eStack())
   fixtureServer = createServer((req, res) => {
     if (req.url === '/astronaut.png') {
       res.writeHead(200, { 'content-type': 'image/png', 'content-length': PNG.length })
@@ -232,49 +182,10 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => fixtureServer.listen(0, '127.0.0.1', resolve))
   const address = fixtureServer.address()
   fixtureOrigin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
-  const dohPort = await freePort()
-  dohServer = await startDohServer(dohPort)
-
-  start = spawn('npm', ['start'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: String(edgePort),
-      INFERENCE_PORT: String(inferencePort),
-      LOCAL_STATE_DIR: stateDir,
-      // The guard asks this server, never wrangler.toml's public resolver.
-      DNS_RESOLVER_URL: `http://127.0.0.1:${dohPort}/dns-query`,
-      WRANGLER_SEND_METRICS: 'false',
-      CLOUDFLARE_CF_FETCH_ENABLED: 'false',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true, // its own process group, so afterAll can clean up whatever happens
-  })
-  startExit = new Promise((resolve) => start.once('exit', (code) => resolve(code)))
-  start.stdout!.on('data', (d) => (output += d))
-  start.stderr!.on('data', (d) => (output += d))
-  ;({ baseUrl, apiKey } = await waitForLines())
 })
 
 afterAll(async () => {
-  if (start && start.exitCode === null && start.signalCode === null) {
-    try {
-      process.kill(-start.pid!, 'SIGTERM') // reaches scripts/start.ts, which stops both servers
-    } catch {
-      // already gone
-    }
-    await Promise.race([startExit, sleep(20_000)])
-  }
   await new Promise((resolve) => fixtureServer?.close(resolve))
-  await new Promise((resolve) => dohServer?.close(resolve))
-  for (const pid of stateDir ? processesUsing(stateDir) : []) {
-    try {
-      process.kill(pid, 'SIGKILL')
-    } catch {
-      // gone
-    }
-  }
-  if (stateDir) rmSync(stateDir, { recursive: true, force: true })
 })
 
 /**
@@ -389,7 +300,10 @@ describe('page security headers (npm start serving web/dist)', () => {
 
 describe('npm start (local mode)', () => {
   it('prints the base URL and a development API key', () => {
-    expect(baseUrl).toBe(`http://127.0.0.1:${edgePort}`)
+    const { banner } = e2eStack()
+    expect(banner).toMatch(/^Base URL: http:\/\/127\.0\.0\.1:\d+$/m)
+    expect(banner).toContain(`Base URL: ${baseUrl}\n`)
+    expect(banner).toContain(`API key: ${apiKey}\n`)
     expect(apiKey).toMatch(/^sk_live_[A-Za-z0-9_-]{43}$/)
   })
 
@@ -556,21 +470,5 @@ describe('npm start (local mode)', () => {
     expect(refused.status, JSON.stringify(problem)).toBe(422)
     expect(problem).toMatchObject({ code: 'unsafe_url', field: 'url' })
     expect(problem.detail).toMatch(/private\.example resolves to 10\.0\.0\.5/)
-  })
-
-  it('stops both servers on SIGTERM and exits', async () => {
-    expect(await portOpen(edgePort)).toBe(true)
-    expect(await portOpen(inferencePort)).toBe(true)
-    const stoppedAt = Date.now()
-    start.kill('SIGTERM') // the npm process itself, as a supervisor would
-    const deadline = stoppedAt + 15_000
-    while (Date.now() < deadline && !/^\[start\] stopped$/m.test(output)) await sleep(200)
-    expect(output, tail()).toMatch(/^\[start\] stopped$/m)
-    await Promise.race([startExit, sleep(Math.max(0, deadline - Date.now()))])
-    expect(start.exitCode !== null || start.signalCode !== null).toBe(true)
-    expect(Date.now() - stoppedAt).toBeLessThan(15_000)
-    expect(await portOpen(edgePort)).toBe(false)
-    expect(await portOpen(inferencePort)).toBe(false)
-    expect(processesUsing(stateDir)).toEqual([])
   })
 })

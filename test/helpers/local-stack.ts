@@ -1,10 +1,10 @@
 /**
  * The real local stack for end-to-end tests of clients (SDK, CLI): `npm start` (scripts/start.ts:
  * migrations, the seeded development key, the inference server with the real model, `wrangler
- * dev`) on free ports with its own local state in a temporary directory, as
- * test/e2e/local-mode.test.ts starts it. `stop()` ends its process group and removes the state.
+ * dev`) on free ports with its own local state in a temporary directory. `stop()` ends its process
+ * group and removes the state.
  */
-import { spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -20,6 +20,11 @@ export interface LocalStack {
   apiKey: string
   /** What `npm start` printed so far (for failure messages). */
   output(): string
+  /** The `npm start` process (its own process group), its two servers' ports and its state directory. */
+  process: ChildProcess
+  ports: { edge: number; inference: number }
+  stateDir: string
+  /** Ends the process group (SIGTERM, then SIGKILL to what is left) and removes the state. */
   stop(): Promise<void>
 }
 
@@ -49,12 +54,13 @@ const TEST_RATE_WINDOW_SECONDS = '5'
 /** `extraEnv`: settings for `npm start` (e.g. the Worker's inference deadlines, which it passes on). */
 export async function startLocalStack(extraEnv: Record<string, string> = {}): Promise<LocalStack> {
   const stateDir = mkdtempSync(join(tmpdir(), 'cutout-client-e2e-'))
+  const ports = { edge: await freePort(), inference: await freePort() }
   const env = {
     ...process.env,
     RATE_LIMIT_WINDOW_SECONDS: TEST_RATE_WINDOW_SECONDS,
     ...extraEnv,
-    PORT: String(await freePort()),
-    INFERENCE_PORT: String(await freePort()),
+    PORT: String(ports.edge),
+    INFERENCE_PORT: String(ports.inference),
     LOCAL_STATE_DIR: stateDir,
     WRANGLER_SEND_METRICS: 'false',
     CLOUDFLARE_CF_FETCH_ENABLED: 'false',
@@ -89,7 +95,8 @@ export async function startLocalStack(extraEnv: Record<string, string> = {}): Pr
   for (;;) {
     const base = /^Base URL: (http\S+)$/m.exec(output)
     const key = /^API key: (sk_live_\S+)$/m.exec(output)
-    if (base && key) return { baseUrl: base[1], apiKey: key[1], output: () => output, stop }
+    if (base && key)
+      return { baseUrl: base[1], apiKey: key[1], output: () => output, process: child, ports, stateDir, stop }
     if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
       await stop()
       throw new Error(`npm start did not print a Base URL and API key:\n${output.split('\n').slice(-40).join('\n')}`)

@@ -38,7 +38,7 @@ export async function refreshAllowance(signedIn: boolean): Promise<void> {
     const usage = await requestJson<Usage>('/v1/usage', { anonymous: !signedIn })
     line.textContent =
       usage.kind === 'anonymous'
-        ? `Free preview: ${usage.remaining} of 7 left today (results up to 0.25 MP). Sign in for full resolution.`
+        ? `Free preview: ${usage.remaining} of ${usage.limit} left today (results up to 0.25 MP). Sign in for full resolution.`
         : `${usage.available} of ${usage.limit} credits available this period${usage.held ? ` (${usage.held} held by running jobs)` : ''}.`
   } catch (err) {
     line.textContent = describeError(err)

@@ -21,10 +21,12 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import sharp from 'sharp'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { launchChromium } from '../../test/helpers/browser'
-import { type ClientStack, clientStack } from '../../test/helpers/clients-stack'
+import { CLIENTS_STACK_ENV, type ClientStack, clientStack } from '../../test/helpers/clients-stack'
 import { outboxCode } from '../../test/helpers/local-stack'
 import { madeSubject } from '../../inference-server/test/made-subjects'
 
+/** The stack's anonymous removals per day (production's is 7; test/helpers/clients-stack.ts). */
+const DAILY = Number(CLIENTS_STACK_ENV.ANONYMOUS_DAILY_REMOVALS)
 const COFFEE = fileURLToPath(new URL('../../inference-server/test/fixtures/coffee.png', import.meta.url))
 const CHELSEA = fileURLToPath(new URL('../../inference-server/test/fixtures/chelsea.png', import.meta.url))
 const FIXTURE = fileURLToPath(new URL('../../test/fixtures/astronaut.png', import.meta.url))
@@ -178,7 +180,7 @@ describe('the page, anonymously', () => {
     // The CSP this test runs under is the one the server sends (checked in full by local-mode.test.ts).
     expect(served?.headers()['content-security-policy']).toContain("script-src 'self'")
     await expect(page.title()).resolves.toMatch(/Cutout/)
-    await page.locator('#allowance', { hasText: '7 of 7 left today' }).waitFor()
+    await page.locator('#allowance', { hasText: `${DAILY} of ${DAILY} left today` }).waitFor()
     await shot(page, 'home')
 
     // A file that is not an image: the API's problem detail is shown, and nothing is spent.
@@ -186,7 +188,7 @@ describe('the page, anonymously', () => {
     const error = page.locator('#remove-error')
     await error.waitFor()
     expect(await error.textContent()).toMatch(/image|supported/i)
-    await page.locator('#allowance', { hasText: '7 of 7 left today' }).waitFor()
+    await page.locator('#allowance', { hasText: `${DAILY} of ${DAILY} left today` }).waitFor()
 
     const statuses = await recordStatus(page)
     await dropFile(page, COFFEE, 'image/png')
@@ -212,7 +214,7 @@ describe('the page, anonymously', () => {
     expect(png.name).toBe('coffee-cutout.png')
     const source = await sharp(COFFEE).metadata()
     expect(png.meta).toMatchObject({ format: 'png', width: source.width, height: source.height, channels: 4 })
-    await page.locator('#allowance', { hasText: '6 of 7 left today' }).waitFor()
+    await page.locator('#allowance', { hasText: `${DAILY - 1} of ${DAILY} left today` }).waitFor()
     // The editor needs an account (projects belong to a workspace): no Edit for a preview.
     expect(await page.locator('#edit').isHidden()).toBe(true)
     // How sure the mask is, beside the result (DESIGN.md §3 Result confidence); the mug is a plain
@@ -231,9 +233,9 @@ describe('the page, anonymously', () => {
   it('several images at once run in turn, each with its row and download; when the previews run out the rest wait unstarted', async () => {
     const { context, page } = await newPage()
     await page.goto(stack.baseUrl)
-    const allowance = page.locator('#allowance', { hasText: /(\d+) of 7 left today/ })
+    const allowance = page.locator('#allowance', { hasText: new RegExp(`(\\d+) of ${DAILY} left today`) })
     await allowance.waitFor()
-    const left = Number(/(\d+) of 7/.exec((await allowance.textContent()) ?? '')?.[1])
+    const left = Number(/(\d+) of /.exec((await allowance.textContent()) ?? '')?.[1])
     expect(left).toBeGreaterThan(0)
 
     // What the page asks the API for while the images run.
@@ -267,13 +269,14 @@ describe('the page, anonymously', () => {
     await expect(rows.nth(left).getAttribute('class')).resolves.toBe('failed')
     expect(await rows.nth(left).textContent()).toMatch(/per UTC day/)
     // Three requests an image (the removal, its events, its result): the terminal event says how
-    // the job ended, so the job itself is not read, and 7 previews fit in a minute's 30 requests.
+    // the job ended, so the job itself is not read, and production's 7 previews fit in a minute's 30
+    // requests.
     const perJob = asked.filter((a) => /^GET \/v1\/jobs\/[^/]+$/.test(a))
     expect(perJob, 'jobs read after their event stream ended').toEqual([])
     expect(asked.filter((a) => a.endsWith('/result'))).toHaveLength(left)
     expect(await rows.nth(left + 1).textContent()).toMatch(/Not started: .*per UTC day/)
     expect(await page.locator('#remove-error').textContent()).toMatch(new RegExp(`^photo-${left + 1}\\.png: `))
-    await page.locator('#allowance', { hasText: '0 of 7 left today' }).waitFor()
+    await page.locator('#allowance', { hasText: `0 of ${DAILY} left today` }).waitFor()
 
     // The last finished image is on show; "Show" brings back the first, and its download is its own.
     await expect(rows.nth(left - 1).getAttribute('aria-current')).resolves.toBe('true')
