@@ -80,6 +80,10 @@ export default defineConfig(async () => ({
     // test/worker/apply-migrations.ts empties storage before every file. Needs the pool's patch
     // (assertPoolPatched above; docs/decisions.md).
     isolate: false,
+    // The pool sometimes never reports the end of a run whose files have all ended; this ends such
+    // a run with the files' own result (test/helpers/stalled-run.ts). `npm test` names it too,
+    // beside its own reporters (scripts/test.ts).
+    reporters: ['default', './test/helpers/stalled-run.ts'],
     // Budgets hold on a machine four times slower than this 2-core box (test/worker/helpers.ts,
     // `testBudget`): this default covers a test with up to two model runs; tests with more set
     // their own. Deadlines inside tests are shorter, so a stuck job fails with its state.

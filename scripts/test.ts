@@ -29,11 +29,19 @@ type Stage = { name: string; steps: Step[]; concurrency?: number }
 
 const reports = mkdtempSync(join(tmpdir(), 'cutout-test-reports-'))
 let reportCount = 0
-const vitest = (...args: string[]): Step => {
+/** `reporters`: more reporters beside the default and the JSON one the failure summary reads. */
+const vitest = (args: string[], reporters: string[] = []): Step => {
   const report = join(reports, `${++reportCount}.json`)
   return {
     command: bin('vitest'),
-    args: ['run', ...args, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`],
+    args: [
+      'run',
+      ...args,
+      '--reporter=default',
+      '--reporter=json',
+      ...reporters.map((r) => `--reporter=${r}`),
+      `--outputFile.json=${report}`,
+    ],
     report,
   }
 }
@@ -76,15 +84,19 @@ const STAGES: Stage[] = [
       // Reassemble the model and build its verified size-agnostic graph first (a minute on a busy
       // 2-core box on a fresh clone), rather than inside the first test file's beforeAll.
       { command: bin('tsx'), args: ['src/segmentation/prepare-model.ts'], cwd: join(root, 'inference-server') },
-      { ...vitest(), cwd: join(root, 'inference-server') },
+      { ...vitest([]), cwd: join(root, 'inference-server') },
     ],
   },
-  { name: 'contract', steps: [vitest('--config', 'vitest.contract.config.mts')] },
-  { name: 'worker', steps: [vitest('--config', 'vitest.worker.config.mts')] },
-  { name: 'e2e', steps: [vitest('--config', 'vitest.e2e.config.mts')] },
+  { name: 'contract', steps: [vitest(['--config', 'vitest.contract.config.mts'])] },
+  // The stalled-run reporter ends a run the pool never reports the end of (test/helpers/stalled-run.ts).
+  {
+    name: 'worker',
+    steps: [vitest(['--config', 'vitest.worker.config.mts'], ['./test/helpers/stalled-run.ts'])],
+  },
+  { name: 'e2e', steps: [vitest(['--config', 'vitest.e2e.config.mts'])] },
   // The inference server killed and frozen under `npm start`, then `npm start` stopped by SIGTERM
   // (test/e2e/faults.test.ts).
-  { name: 'faults', steps: [vitest('--config', 'vitest.faults.config.mts')] },
+  { name: 'faults', steps: [vitest(['--config', 'vitest.faults.config.mts'])] },
   // The SDK and CLI as users get them (built), the Python client (`/usr/bin/python3 -m pytest
   // clients/python`, run by test/clients/python.test.ts) and the contract walk through Prism's
   // validating proxy (test/clients/prism.test.ts), against their own local stack.
@@ -93,7 +105,7 @@ const STAGES: Stage[] = [
     steps: [
       { command: bin('tsc'), args: ['-p', 'sdk/tsconfig.build.json'] },
       { command: bin('tsc'), args: ['-p', 'cli/tsconfig.build.json'] },
-      vitest('--config', 'vitest.clients.config.mts'),
+      vitest(['--config', 'vitest.clients.config.mts']),
     ],
   },
 ]
