@@ -3,9 +3,9 @@
  *
  * With `isolate: false` and one worker, vitest hands every file of the Worker stage to one runner
  * in workerd as one task (vitest.worker.config.mts) and waits, with no timeout, for the runner to
- * say the task finished. About one clean-clone run in four on this box (issue 32, session 13)
- * never heard it: all 39 files had passed and printed, nothing ran (workerd and vitest idle), and
- * the stage hung until CI's own limit. Where the runner loses that message in
+ * say the task finished. A clean-clone run on this box (issue 32, session 13) never heard it: all
+ * 39 files had passed and printed, nothing ran (workerd and vitest idle), and the stage would have
+ * hung until CI's own limit. Where the runner loses that message in
  * @cloudflare/vitest-pool-workers 0.15.1 is not found yet (docs/decisions.md).
  *
  * `STALL_MS` after the last file ended without the run's end, this says so, makes the exit code
