@@ -4,8 +4,8 @@
  * subjects and the shadow plane). The product is coffee.png enlarged to ~1 MP (1224×816), so its
  * subject needs no super-resolution at 1024²; the super-resolution path gets a 200 px reference
  * into a 2048² canvas. The fork's model (shared-model.ts) and one generator for the file; the
- * segmenter remembers each reference's mask (remembered-masks.ts), as what is tested here is what comes after it, except
- * for the first test's second request, which runs the model again.
+ * segmenter remembers each reference's mask (remembered-masks.ts), as what is tested here is what
+ * comes after it, except for the first test's second request, which runs the model again.
  */
 import { createHash } from 'node:crypto'
 import sharp from 'sharp'
