@@ -111,9 +111,13 @@ const STAGES: Stage[] = [
 ]
 
 /** Runs a step with its output on this terminal, or into `buffer` (a stage running alongside another). */
-function runStep(step: Step, buffer?: string[]): Promise<number> {
+function runStep(step: Step, buffer?: string[], niceness = 0): Promise<number> {
+  // `nice` (coreutils) starts the command at the lower priority, so the processes it starts inherit it.
+  const [command, args] = niceness
+    ? ['nice', ['-n', String(niceness), step.command, ...step.args]]
+    : [step.command, step.args]
   return new Promise((resolve) => {
-    const child = spawn(step.command, step.args, {
+    const child = spawn(command, args, {
       cwd: step.cwd ?? root,
       stdio: buffer ? ['ignore', 'pipe', 'pipe'] : 'inherit',
     })
@@ -172,8 +176,9 @@ function failureSummary(stage: Stage): string[] {
 
 async function run(stage: Stage, buffer?: string[]): Promise<number> {
   let worst = 0
+  const niceness = FILLER_STAGES.has(stage.name) ? FILLER_NICENESS : 0
   if ((stage.concurrency ?? 1) <= 1) {
-    for (const step of stage.steps) worst = Math.max(worst, await runStep(step, buffer))
+    for (const step of stage.steps) worst = Math.max(worst, await runStep(step, buffer, niceness))
     return worst
   }
   // Steps side by side: each one's output is held and printed whole when it ends, not interleaved.
@@ -181,7 +186,7 @@ async function run(stage: Stage, buffer?: string[]): Promise<number> {
   const worker = async () => {
     for (let step = queue.shift(); step; step = queue.shift()) {
       const own: string[] = []
-      worst = Math.max(worst, await runStep(step, own))
+      worst = Math.max(worst, await runStep(step, own, niceness))
       const text = own.join('')
       if (buffer) buffer.push(text)
       else process.stdout.write(text)
@@ -192,19 +197,26 @@ async function run(stage: Stage, buffer?: string[]): Promise<number> {
 }
 
 /**
- * Lanes of stages run side by side, each lane's stages one after the other: the end-to-end,
- * faults and clients stages spend most of their time waiting (on their stacks' starts, on
- * deadlines and retry backoffs of a frozen server, on the model and a browser behind HTTP) while
- * the Worker stage runs one file at a time, so on two cores the lanes together take about the
- * longer lane's time, not the sum. Each stage has its own servers on free ports; the page is built
- * once before (WEB_PREBUILT_ENV) so none deletes it under another. The first lane prints as it
- * goes; the others' stages are printed whole as each ends. A third lane (e2e and clients apart) was
- * no faster: each stage slowed by as much as it gained (docs/decisions.md).
+ * Lanes of stages run side by side from the start, each lane's stages one after the other. The
+ * Worker, faults, end-to-end and clients stages spend much of their time waiting (on their stacks'
+ * starts, on deadlines and retry backoffs of a frozen server, on the model and a browser behind
+ * HTTP, on one Worker test file at a time): measured in session 14 with every process's CPU time
+ * read from /proc, the two lanes of them kept two cores only ~75 % busy, while lint, typecheck and
+ * the inference stage, which kept both busy, ran before them. So those CPU-bound stages are the
+ * first lane, run at a lower priority (`nice`, FILLER_NICENESS): they take what the waiting lanes
+ * leave, and the waiting lanes' stages, whose tests wait on deadlines and rate windows, are slowed
+ * little. Each stage has its own servers on free ports; the page is built once before
+ * (WEB_PREBUILT_ENV) so none deletes it under another. The first lane prints as it goes; the
+ * others' stages are printed whole as each ends.
  */
 const LANES: string[][] = [
+  ['lint', 'typecheck', 'deploy', 'inference', 'contract'],
   ['worker', 'faults'],
   ['e2e', 'clients'],
 ]
+/** The stages that only compute (no deadline, rate window or server waits on them) run niced. */
+const FILLER_STAGES = new Set(LANES[0])
+const FILLER_NICENESS = 10
 
 const suiteStarted = performance.now()
 const only = process.argv.slice(2)
