@@ -1,19 +1,29 @@
 import { defineConfig } from 'vitest/config'
 
-// End-to-end: `npm start` (wrangler dev + the inference server with the real model) driven through
-// the public HTTP API from plain Node. One file at a time; the first start may reassemble the model.
+// End to end against the real local stack (`npm start` with the real model), one file at a time,
+// all of them sharing one stack started here (test/helpers/e2e-stack.ts): local mode, early
+// refusals, "Try it" and large results (test/e2e), then the SDK, the CLI, the MCP server (remote
+// and `cutout mcp`), the Python client (pytest, test/clients/python.test.ts), the contract walk
+// through Prism's validating proxy (test/clients/prism.test.ts) and the web page (in headless
+// Chromium). The clients' tests import and run the built packages (sdk/dist, cli/dist), which the
+// `e2e` stage of scripts/test.ts builds first. The fault tests start stacks of their own to kill
+// (vitest.faults.config.mts).
 export default defineConfig({
   test: {
-    include: ['test/e2e/**/*.test.ts'],
-    // The fault tests are a stage of their own (vitest.faults.config.mts).
+    include: [
+      'test/e2e/**/*.test.ts',
+      'sdk/test/**/*.test.ts',
+      'cli/test/**/*.test.ts',
+      'test/mcp/**/*.test.ts',
+      'test/clients/**/*.test.ts',
+      'web/test/**/*.test.ts',
+    ],
     exclude: ['test/e2e/faults.test.ts'],
-    // One stack for every file of the stage (test/helpers/e2e-stack.ts), local mode's tests too.
-    globalSetup: ['./test/helpers/e2e-stack.ts'],
     environment: 'node',
+    globalSetup: ['./test/helpers/e2e-stack.ts'],
     fileParallelism: false,
-    testTimeout: 120_000,
+    testTimeout: 180_000,
     hookTimeout: 420_000,
-    // Console output of passing tests is noise; a failing test's is printed with its error.
     silent: 'passed-only',
   },
 })

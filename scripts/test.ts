@@ -1,8 +1,9 @@
 /**
- * `npm test`: every stage in order (lint and format, typecheck, the deploy check, inference server, OpenAPI contract,
- * Worker in workerd, end-to-end `npm start`, the SDK, CLI, Python client and Prism's contract walk
- * against their own `npm start`). A failing stage does not stop the later ones, so one run shows
- * everything that is broken; the exit code is non-zero when any stage failed.
+ * `npm test`: every stage (lint and format, typecheck, the deploy check, inference server, OpenAPI
+ * contract, Worker in workerd, the fault tests, and end to end: local mode, the SDK, CLI, MCP
+ * server, Python client, Prism's contract walk and the page against one `npm start`), in the lanes
+ * below. A failing stage does not stop the later ones, so one run shows everything that is broken;
+ * the exit code is non-zero when any stage failed.
  *
  * Stages run their tools directly (not through nested `npm run`), so a passing run prints what
  * passed and not npm's per-invocation config warnings.
@@ -24,8 +25,19 @@ interface Step {
   /** Where a vitest step writes its JSON report, read back for the failure summary. */
   report?: string
 }
-/** `concurrency`: how many of its steps may run at once (default 1: in order, each after the last). */
-type Stage = { name: string; steps: Step[]; concurrency?: number }
+/**
+ * `concurrency`: how many of its steps may run at once (default 1: in order, each after the last).
+ * `after`: stages in other lanes that must have ended before this one starts, when they are part
+ * of the run.
+ */
+type Stage = { name: string; steps: Step[]; concurrency?: number; after?: string[] }
+
+/** Reassembles the model and builds its verified size-agnostic graph; a no-op once they are cached. */
+const prepareModel: Step = {
+  command: bin('tsx'),
+  args: ['src/segmentation/prepare-model.ts'],
+  cwd: join(root, 'inference-server'),
+}
 
 const reports = mkdtempSync(join(tmpdir(), 'cutout-test-reports-'))
 let reportCount = 0
@@ -78,14 +90,15 @@ const STAGES: Stage[] = [
   },
   // The Worker bundled as `wrangler deploy` would: no Node-only import, within the size limit.
   { name: 'deploy', steps: [{ command: bin('tsx'), args: ['scripts/deploy-check.ts'] }] },
+  // The model reassembled and its size-agnostic graph built and verified against it (a minute on a
+  // busy 2-core box on a fresh clone), once, before anything loads it: otherwise the first stack's
+  // inference server and the inference tests would each do it, side by side.
+  { name: 'model', steps: [prepareModel] },
   {
     name: 'inference',
-    steps: [
-      // Reassemble the model and build its verified size-agnostic graph first (a minute on a busy
-      // 2-core box on a fresh clone), rather than inside the first test file's beforeAll.
-      { command: bin('tsx'), args: ['src/segmentation/prepare-model.ts'], cwd: join(root, 'inference-server') },
-      { ...vitest([]), cwd: join(root, 'inference-server') },
-    ],
+    after: ['model'],
+    // prepareModel again for `npm test -- inference` alone, rather than inside the first test file's beforeAll.
+    steps: [prepareModel, { ...vitest([]), cwd: join(root, 'inference-server') }],
   },
   { name: 'contract', steps: [vitest(['--config', 'vitest.contract.config.mts'])] },
   // The stalled-run reporter ends a run the pool never reports the end of (test/helpers/stalled-run.ts).
@@ -93,19 +106,19 @@ const STAGES: Stage[] = [
     name: 'worker',
     steps: [vitest(['--config', 'vitest.worker.config.mts'], ['./test/helpers/stalled-run.ts'])],
   },
-  { name: 'e2e', steps: [vitest(['--config', 'vitest.e2e.config.mts'])] },
   // The inference server killed and frozen under `npm start`, then `npm start` stopped by SIGTERM
   // (test/e2e/faults.test.ts).
-  { name: 'faults', steps: [vitest(['--config', 'vitest.faults.config.mts'])] },
-  // The SDK and CLI as users get them (built), the Python client (`/usr/bin/python3 -m pytest
-  // clients/python`, run by test/clients/python.test.ts) and the contract walk through Prism's
-  // validating proxy (test/clients/prism.test.ts), against their own local stack.
+  { name: 'faults', after: ['model'], steps: [vitest(['--config', 'vitest.faults.config.mts'])] },
+  // Local mode end to end, then the SDK and CLI as users get them (built), the MCP server, the
+  // Python client (`/usr/bin/python3 -m pytest clients/python`, run by test/clients/python.test.ts),
+  // the contract walk through Prism's validating proxy (test/clients/prism.test.ts) and the page,
+  // all against one local stack (test/helpers/e2e-stack.ts).
   {
-    name: 'clients',
+    name: 'e2e',
     steps: [
       { command: bin('tsc'), args: ['-p', 'sdk/tsconfig.build.json'] },
       { command: bin('tsc'), args: ['-p', 'cli/tsconfig.build.json'] },
-      vitest(['--config', 'vitest.clients.config.mts']),
+      vitest(['--config', 'vitest.e2e.config.mts']),
     ],
   },
 ]
@@ -198,7 +211,7 @@ async function run(stage: Stage, buffer?: string[]): Promise<number> {
 
 /**
  * Lanes of stages run side by side from the start, each lane's stages one after the other. The
- * Worker, faults, end-to-end and clients stages spend much of their time waiting (on their stacks'
+ * Worker, faults and end-to-end stages spend much of their time waiting (on their stacks'
  * starts, on deadlines and retry backoffs of a frozen server, on the model and a browser behind
  * HTTP, on one Worker test file at a time): measured in session 14 with every process's CPU time
  * read from /proc, the two lanes of them kept two cores only ~75 % busy, while lint, typecheck and
@@ -212,7 +225,7 @@ async function run(stage: Stage, buffer?: string[]): Promise<number> {
 const LANES: string[][] = [
   ['lint', 'typecheck', 'deploy', 'inference', 'contract'],
   ['worker', 'faults'],
-  ['e2e', 'clients'],
+  ['model', 'e2e'],
 ]
 /** The stages that only compute (no deadline, rate window or server waits on them) run niced. */
 const FILLER_STAGES = new Set(LANES[0])
@@ -222,10 +235,20 @@ const suiteStarted = performance.now()
 const only = process.argv.slice(2)
 const selected = STAGES.filter((stage) => !only.length || only.includes(stage.name))
 const results: { name: string; code: number; seconds: number }[] = []
+/** Each selected stage's end, which the stages `after` it wait for. */
+const ends = new Map(
+  selected.map((stage) => {
+    let markEnded = () => {}
+    const ended = new Promise<void>((resolve) => (markEnded = resolve))
+    return [stage.name, { ended, markEnded }] as const
+  }),
+)
 const timed = async (stage: Stage, buffer?: string[]) => {
+  await Promise.all((stage.after ?? []).map((name) => ends.get(name)?.ended))
   const started = performance.now()
   const code = await run(stage, buffer)
   results.push({ name: stage.name, code, seconds: (performance.now() - started) / 1000 })
+  ends.get(stage.name)?.markEnded()
 }
 
 /** Runs a lane's stages in order; a buffered lane prints each stage whole when it ends. */

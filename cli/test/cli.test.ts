@@ -19,13 +19,13 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { deflateSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ClientStack, clientStack } from '../../test/helpers/clients-stack'
+import { type E2eStack, e2eStack } from '../../test/helpers/e2e-stack'
 import { signInByEmail } from '../../test/helpers/local-stack'
 import { cli } from './run-cli'
 
 const FIXTURE = fileURLToPath(new URL('../../test/fixtures/astronaut.png', import.meta.url))
 
-let stack: ClientStack
+let stack: E2eStack
 let work: string
 
 /** A solid red RGBA PNG of `size`×`size`. */
@@ -64,7 +64,7 @@ const keyEnv = () => ({ CUTOUT_BASE_URL: stack.baseUrl, CUTOUT_API_KEY: stack.ap
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'cutout-cli-'))
-  stack = clientStack()
+  stack = e2eStack()
 })
 
 afterAll(async () => {

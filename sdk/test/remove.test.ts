@@ -1,5 +1,5 @@
 /**
- * The SDK against the real local stack (`npm start`, the real model; one for the stage, test/helpers/clients-stack.ts): a fixture's background
+ * The SDK against the real local stack (`npm start`, the real model; one for the stage, test/helpers/e2e-stack.ts): a fixture's background
  * removed in one call, a Blob with a media type the API does not list uploaded, and a bad option
  * as a typed `CutoutProblem`.
  */
@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs'
 import { Cutout, CutoutProblem, type RemovalOptions } from '@cutout/sdk'
 import { readImageFile } from '@cutout/sdk/node'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { type ClientStack, clientStack } from '../../test/helpers/clients-stack'
+import { type E2eStack, e2eStack } from '../../test/helpers/e2e-stack'
 
 const FIXTURE = new URL('../../test/fixtures/astronaut.png', import.meta.url)
 
@@ -18,11 +18,11 @@ function pngHeader(bytes: Uint8Array) {
   return { signature, width: view.getUint32(16), height: view.getUint32(20), colourType: bytes[25] }
 }
 
-let stack: ClientStack
+let stack: E2eStack
 let cutout: Cutout
 
 beforeAll(() => {
-  stack = clientStack()
+  stack = e2eStack()
   cutout = new Cutout({ baseUrl: stack.baseUrl, apiKey: stack.apiKey })
 })
 

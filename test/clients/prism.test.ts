@@ -1,6 +1,6 @@
 /**
  * The contract against the running service, judged by an independent validator: Stoplight
- * Prism's proxy (test/helpers/prism.ts) in front of the clients stage's local stack, while this
+ * Prism's proxy (test/helpers/prism.ts) in front of the e2e stage's local stack, while this
  * file walks every operation's happy path and the main documented error answers. Prism must find
  * no response that breaks the document, and no request violation except the one each error case
  * makes on purpose (a missing credential, a wrong type), which shows that Prism and the service
@@ -13,7 +13,7 @@
  * successfully without the network or a model run this walk avoids.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { clientStack } from '../helpers/clients-stack'
+import { e2eStack } from '../helpers/e2e-stack'
 import { outboxCode } from '../helpers/local-stack'
 import {
   type CallOptions,
@@ -111,7 +111,7 @@ async function pollUntil<T>(read: () => Promise<T>, done: (value: T) => boolean)
 }
 
 beforeAll(async () => {
-  stack = clientStack()
+  stack = e2eStack()
   prism = await startPrism(stack.baseUrl)
 })
 

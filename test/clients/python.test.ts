@@ -2,7 +2,7 @@
  * The Python client (clients/python): its generated files match the API (else `npm run
  * sdk:generate`), and its pytest suite passes with Debian's interpreter (/usr/bin/python3, which
  * sees Debian's python3-httpx and python3-pytest; .ci/run installs them) against the clients
- * stage's local stack (test/helpers/clients-stack.ts), handed over as CUTOUT_BASE_URL and
+ * stage's local stack (test/helpers/e2e-stack.ts), handed over as CUTOUT_BASE_URL and
  * CUTOUT_API_KEY. No test may be skipped: a skip would mean the stack was not reached.
  */
 import { spawnSync } from 'node:child_process'
@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
 import { generatePython, PYTHON_OPERATIONS_PATH, PYTHON_SCHEMA_PATH } from '../../scripts/lib/python-client'
-import { clientStack } from '../helpers/clients-stack'
+import { e2eStack } from '../helpers/e2e-stack'
 
 const PYTHON = '/usr/bin/python3'
 const CLIENT_DIR = fileURLToPath(new URL('../../clients/python', import.meta.url))
@@ -22,7 +22,7 @@ it('clients/python/cutout/_schema.py and _operations.py are up to date (else run
 })
 
 it('passes its pytest suite against the local stack, nothing skipped', () => {
-  const { baseUrl, apiKey } = clientStack()
+  const { baseUrl, apiKey } = e2eStack()
   const run = spawnSync(PYTHON, ['-m', 'pytest', '-q', '-rs', '-p', 'no:cacheprovider', CLIENT_DIR], {
     cwd: CLIENT_DIR,
     encoding: 'utf8',

@@ -2,9 +2,21 @@
  * Headless Chromium for the page's tests: Debian's `chromium` package (`.ci/run` installs it when
  * missing) driven by playwright-core, which ships no browser of its own. The flags keep it from
  * reaching out to Google's services, which this machine's closed network refuses (STACK.md).
+ *
+ * The e2e stage starts one Chromium for all its files (test/helpers/e2e-stack.ts,
+ * `startChromiumServer`) and each web test file connects to it: a launch costs seconds of CPU on a
+ * 2-core box, and every test makes its own browser context, so files share nothing but the process.
  */
 import { existsSync } from 'node:fs'
-import { type Browser, chromium } from 'playwright-core'
+import { type Browser, type BrowserServer, chromium, type Download, type LaunchOptions } from 'playwright-core'
+import { inject } from 'vitest'
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The shared Chromium's WebSocket endpoint, when the stage started one. */
+    chromiumEndpoint?: string
+  }
+}
 
 const CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser']
 
@@ -15,18 +27,38 @@ export function chromiumPath(): string {
   return found
 }
 
+const launchOptions = (): LaunchOptions => ({
+  executablePath: chromiumPath(),
+  headless: true,
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
+})
+
+/** Starts a Chromium that test files connect to (`launchChromium`); the caller closes it. */
+export function startChromiumServer(): Promise<BrowserServer> {
+  return chromium.launchServer(launchOptions())
+}
+
+/**
+ * The stage's shared Chromium when it started one, else a Chromium of the file's own. Either way
+ * `close()` ends only what this file made: on a shared one it closes the file's contexts and
+ * disconnects.
+ */
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: chromiumPath(),
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
+  const endpoint = inject('chromiumEndpoint')
+  return endpoint ? chromium.connect(endpoint) : chromium.launch(launchOptions())
+}
+
+/** A finished download's bytes (`download.path()` is not there on a shared, connected Chromium). */
+export async function downloadedBytes(download: Download): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  for await (const chunk of await download.createReadStream()) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks)
 }

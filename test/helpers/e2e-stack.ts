@@ -1,38 +1,57 @@
 /**
  * The e2e stage's one stack (test/helpers/shared-stack.ts), started by vitest.e2e.config.mts's
  * globalSetup for every file of the stage: `npm start` in local mode (test/e2e/local-mode.test.ts),
- * early refusals, "Try it" and large results. A start costs ~40 s on two cores, so the stage pays
- * it once. The fault tests (test/e2e/faults.test.ts) kill and stop their processes: that stage
- * starts its own, and it is there that `npm start` is stopped by SIGTERM.
+ * early refusals, "Try it" and large results, then the SDK, the CLI, the MCP server (remote and
+ * `cutout mcp`), the Python client, the contract walk through Prism and the page. A start costs
+ * ~40 s on two cores, so the stage pays it once. The fault tests (test/e2e/faults.test.ts) kill and
+ * stop their processes: that stage starts its own, and it is there that `npm start` is stopped by
+ * SIGTERM.
  *
- * The SSRF guard resolves names through a DNS-over-HTTPS server on 127.0.0.1 (DNS_RESOLVER_URL),
- * never wrangler.toml's public resolver.
- *
- * An inference call's deadline scales with its input's pixels, not its output's, so the 49 MP
- * export of test/e2e/large-results.test.ts (from a 0.26 MP photo) gets a 10-minute base: that test
- * is about the stack staying up, not about the deadline, which test/e2e/faults.test.ts covers.
+ * - The SSRF guard resolves names through a DNS-over-HTTPS server on 127.0.0.1
+ *   (DNS_RESOLVER_URL), never wrangler.toml's public resolver.
+ * - An inference call's deadline scales with its input's pixels, not its output's, so the 49 MP
+ *   export of test/e2e/large-results.test.ts (from a 0.26 MP photo) gets a 10-minute base: that
+ *   test is about the stack staying up, not about the deadline, which test/e2e/faults.test.ts
+ *   covers.
+ * - Four anonymous removals a day, not production's seven. The page test (web/test/page.test.ts) is
+ *   the only file that makes anonymous previews, so it finds 127.0.0.1's daily allowance whole
+ *   whatever ran before it (the early refusals' anonymous requests are refused before a job is
+ *   accepted, so they spend none). It spends them all, one model run each, and what it shows (the
+ *   count going down, the rest waiting unstarted once they run out) needs a few, not seven. The
+ *   anonymous rate window it spends on purpose lasts seconds (test/helpers/local-stack.ts) and it
+ *   waits that out itself, as the page does.
  */
 import type { TestProject } from 'vitest/node'
+import { startChromiumServer } from './browser'
 import { startDohServer } from './doh-server'
 import { freePort } from './ports.mjs'
-import { provideStack, sharedStack } from './shared-stack'
+import { provideStack, type SharedStack, sharedStack } from './shared-stack'
 
-export const E2E_STACK_ENV = { INFERENCE_DEADLINE_BASE_MS: '600000' }
+export type E2eStack = SharedStack
+
+export const E2E_STACK_ENV = { INFERENCE_DEADLINE_BASE_MS: '600000', ANONYMOUS_DAILY_REMOVALS: '4' }
 
 export default async function setup(project: TestProject) {
   const dohPort = await freePort()
   const doh = await startDohServer(dohPort)
+  const closeDoh = () => new Promise((resolve) => doh.close(resolve))
+  // One Chromium for the stage's web test files (test/helpers/browser.ts).
+  const chromium = await startChromiumServer().catch(async (err) => {
+    await closeDoh()
+    throw err
+  })
+  project.provide('chromiumEndpoint', chromium.wsEndpoint())
   const stop = await provideStack(project, {
     ...E2E_STACK_ENV,
     DNS_RESOLVER_URL: `http://127.0.0.1:${dohPort}/dns-query`,
   }).catch(async (err) => {
-    await new Promise((resolve) => doh.close(resolve))
+    await Promise.all([chromium.close(), closeDoh()])
     throw err
   })
   return async () => {
-    await stop()
-    await new Promise((resolve) => doh.close(resolve))
+    await Promise.all([stop(), chromium.close(), closeDoh()])
   }
 }
 
+/** The stack the stage's globalSetup started. */
 export const e2eStack = sharedStack

@@ -7,7 +7,7 @@
  * retention, idempotency), not pixels: the inference server runs with its stub segmenter
  * (INFERENCE_SEGMENTER=stub, inference-server/src/segmentation/stub.ts), the same HTTP server and
  * protocol without an ONNX run per job. What the model makes is asserted where pixels are: the
- * inference server's own tests, test/e2e and the clients stage, all with the real model.
+ * inference server's own tests, and the e2e stage's, all with the real model.
  */
 import { startDohServer } from './doh-server'
 import { startFixtureServer } from './fixture-server'

@@ -1,5 +1,5 @@
 /**
- * The MCP server against the real local stack (the clients stage's shared `npm start`, the real
+ * The MCP server against the real local stack (the e2e stage's shared `npm start`, the real
  * model), driven by @modelcontextprotocol/sdk's own Client: over Streamable HTTP to `POST /mcp`,
  * and over stdio to `npx --no-install cutout mcp` (the built CLI). Each lists the tools, removes a
  * background from an upload and from a `sourceUrl` on 127.0.0.1 (local mode's SSRF allowlist),
@@ -18,7 +18,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cli } from '../../cli/test/run-cli'
-import { type ClientStack, clientStack } from '../helpers/clients-stack'
+import { type E2eStack, e2eStack } from '../helpers/e2e-stack'
 import { signInByEmail } from '../helpers/local-stack'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -35,7 +35,7 @@ const TOOLS = [
   'remove_background',
 ]
 
-let stack: ClientStack
+let stack: E2eStack
 let fixtures: Server
 let sourceUrl: string
 let readOnlyKey: string
@@ -133,7 +133,7 @@ function expectToolProblem(result: Result, code: string) {
 }
 
 beforeAll(async () => {
-  stack = clientStack()
+  stack = e2eStack()
   work = mkdtempSync(join(tmpdir(), 'cutout-mcp-'))
   fixtures = createServer((req, res) => {
     if (req.url !== '/astronaut.png') return void res.writeHead(404).end()

@@ -1,6 +1,6 @@
 /**
  * The API reference at /docs and the error pages at /errors/<code> in headless Chromium against
- * the clients stage's shared local stack (`npm start`: the Worker serving web/dist as static assets): /docs lists
+ * the e2e stage's shared local stack (`npm start`: the Worker serving web/dist as static assets): /docs lists
  * every operation of /openapi.json with a curl and an SDK example and runs under its served CSP
  * with no violation; every code of the Problem schema has a 200 HTML page with the page security
  * headers; and a real problem's `type` is such a page on the service's own origin (DOCS_URL unset).
@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { launchChromium } from '../../test/helpers/browser'
-import { type ClientStack, clientStack } from '../../test/helpers/clients-stack'
+import { type E2eStack, e2eStack } from '../../test/helpers/e2e-stack'
 
 const SHOTS = process.env.SCREENSHOTS_DIR
 const METHODS = ['get', 'put', 'post', 'patch', 'delete']
@@ -23,14 +23,14 @@ type OpenApi = {
   components: { schemas: { Problem: { properties: { code: { enum: string[] } } } } }
 }
 
-let stack: ClientStack
+let stack: E2eStack
 let browser: Browser
 let document: OpenApi
 const cspViolations: string[] = []
 
 beforeAll(async () => {
   if (SHOTS) mkdirSync(SHOTS, { recursive: true })
-  stack = clientStack()
+  stack = e2eStack()
   browser = await launchChromium()
   document = (await (await fetch(new URL('/openapi.json', stack.baseUrl))).json()) as OpenApi
 })

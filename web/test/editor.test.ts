@@ -1,5 +1,5 @@
 /**
- * The editor (web/editor.html, web/src/editor/) in headless Chromium against the clients stage's
+ * The editor (web/editor.html, web/src/editor/) in headless Chromium against the e2e stage's
  * shared local stack (the real model): opened from History, a brush stroke changes the exported
  * PNG only where it was drawn, Undo shows (and exports) the previous revision again, a box
  * refinement makes a new revision, each export format downloads and opens, a revision made
@@ -15,8 +15,8 @@ import { unzipSync } from 'fflate'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import sharp from 'sharp'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { launchChromium } from '../../test/helpers/browser'
-import { clientStack } from '../../test/helpers/clients-stack'
+import { downloadedBytes, launchChromium } from '../../test/helpers/browser'
+import { e2eStack } from '../../test/helpers/e2e-stack'
 import { signInByEmail } from '../../test/helpers/local-stack'
 
 const FIXTURE = fileURLToPath(new URL('../../test/fixtures/astronaut.png', import.meta.url))
@@ -66,7 +66,7 @@ async function removal(): Promise<string> {
 }
 
 beforeAll(async () => {
-  baseUrl = clientStack().baseUrl
+  baseUrl = e2eStack().baseUrl
   if (SHOTS) mkdirSync(SHOTS, { recursive: true })
   ;[browser, session] = await Promise.all([
     launchChromium(),
@@ -148,8 +148,7 @@ async function exportAs(page: Page, format: string): Promise<{ name: string; byt
     page.waitForEvent('download', { timeout: 60_000 }),
     page.click('#export-form button[type="submit"]'),
   ])
-  const path = await download.path()
-  return { name: download.suggestedFilename(), bytes: readFileSync(path) }
+  return { name: download.suggestedFilename(), bytes: await downloadedBytes(download) }
 }
 
 const rgba = (bytes: Buffer) => sharp(bytes).ensureAlpha().raw().toBuffer({ resolveWithObject: true })

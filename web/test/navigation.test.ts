@@ -1,5 +1,5 @@
 /**
- * One header for every page (issue 30 item 5): in headless Chromium against the clients stage's
+ * One header for every page (issue 30 item 5): in headless Chromium against the e2e stage's
  * shared stack, every page (home, editor, catalog, try-on, device, the API reference and the
  * error pages) shows the same navigation, with its own link marked as the current page. Signed
  * out, the links are the same everywhere; signed in, every page with a script adds the same
@@ -10,7 +10,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SITE_NAV } from '../../scripts/lib/site-header'
 import { launchChromium } from '../../test/helpers/browser'
-import { clientStack } from '../../test/helpers/clients-stack'
+import { e2eStack } from '../../test/helpers/e2e-stack'
 import { signInByEmail } from '../../test/helpers/local-stack'
 
 /** Each page, with the nav link its own path marks as current (none for pages outside the nav). */
@@ -23,7 +23,7 @@ let session: string
 let email: string
 
 beforeAll(async () => {
-  baseUrl = clientStack().baseUrl
+  baseUrl = e2eStack().baseUrl
   email = `nav-${Date.now()}@example.com`
   const [launched, verified] = await Promise.all([launchChromium(), signInByEmail(baseUrl, email)])
   browser = launched

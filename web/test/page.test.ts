@@ -21,12 +21,12 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import sharp from 'sharp'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { launchChromium } from '../../test/helpers/browser'
-import { CLIENTS_STACK_ENV, type ClientStack, clientStack } from '../../test/helpers/clients-stack'
+import { E2E_STACK_ENV, type E2eStack, e2eStack } from '../../test/helpers/e2e-stack'
 import { outboxCode } from '../../test/helpers/local-stack'
 import { madeSubject } from '../../inference-server/test/made-subjects'
 
-/** The stack's anonymous removals per day (production's is 7; test/helpers/clients-stack.ts). */
-const DAILY = Number(CLIENTS_STACK_ENV.ANONYMOUS_DAILY_REMOVALS)
+/** The stack's anonymous removals per day (production's is 7; test/helpers/e2e-stack.ts). */
+const DAILY = Number(E2E_STACK_ENV.ANONYMOUS_DAILY_REMOVALS)
 const COFFEE = fileURLToPath(new URL('../../inference-server/test/fixtures/coffee.png', import.meta.url))
 const CHELSEA = fileURLToPath(new URL('../../inference-server/test/fixtures/chelsea.png', import.meta.url))
 const FIXTURE = fileURLToPath(new URL('../../test/fixtures/astronaut.png', import.meta.url))
@@ -34,7 +34,7 @@ const CLI = fileURLToPath(new URL('../../cli/dist/main.js', import.meta.url))
 const SHOTS = process.env.SCREENSHOTS_DIR
 const PHONE = { width: 390, height: 844 }
 
-let stack: ClientStack
+let stack: E2eStack
 let browser: Browser
 let work: string
 /** What the browser refused under the page's CSP, per test (DESIGN.md §3 "Page security"). */
@@ -43,7 +43,7 @@ const cspViolations: string[] = []
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'cutout-page-'))
   if (SHOTS) mkdirSync(SHOTS, { recursive: true })
-  stack = clientStack()
+  stack = e2eStack()
   browser = await launchChromium()
 })
 

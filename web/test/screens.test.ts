@@ -1,6 +1,6 @@
 /**
  * The catalog photo (/catalog) and try-on (/try-on) screens in headless Chromium against the
- * clients stage's shared local stack (test/helpers/clients-stack.ts: `npm start`, the real
+ * e2e stage's shared local stack (test/helpers/e2e-stack.ts: `npm start`, the real
  * models), signed in through the API's email flow with the session the page keeps: a catalog photo
  * from two reordered shots and a seed is made byte for byte again by "Same again"; a try-on whose
  * person photo cuts off the knees shows its warnings in words under the visible experimental
@@ -10,15 +10,15 @@
  * SCREENSHOTS_DIR=docs/web writes the screenshots the docs show (see docs/web.md).
  */
 import { createHash } from 'node:crypto'
-import { mkdirSync, readFileSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import sharp from 'sharp'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { TRYON_WARNINGS } from '../../src/contract/tryon'
-import { launchChromium } from '../../test/helpers/browser'
-import { clientStack } from '../../test/helpers/clients-stack'
+import { downloadedBytes, launchChromium } from '../../test/helpers/browser'
+import { e2eStack } from '../../test/helpers/e2e-stack'
 import { signInByEmail } from '../../test/helpers/local-stack'
 import { WARNING_SENTENCES } from '../src/try-on-warnings'
 
@@ -47,7 +47,7 @@ interface Verified {
 
 beforeAll(async () => {
   if (SHOTS) mkdirSync(SHOTS, { recursive: true })
-  baseUrl = clientStack().baseUrl
+  baseUrl = e2eStack().baseUrl
   const [launched, verified] = await Promise.all([
     launchChromium(),
     signInByEmail(baseUrl, `screens-${Date.now()}@example.com`) as Promise<unknown> as Promise<Verified>,
@@ -105,7 +105,7 @@ async function dropFiles(page: Page, selector: string, files: { name: string; by
 /** The bytes the download link saves. */
 async function downloaded(page: Page, selector: string): Promise<Buffer> {
   const [download] = await Promise.all([page.waitForEvent('download'), page.click(selector)])
-  return readFileSync((await download.path()) as string)
+  return downloadedBytes(download)
 }
 
 const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex')

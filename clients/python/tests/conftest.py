@@ -1,5 +1,5 @@
 """The stack under test: ``CUTOUT_BASE_URL`` and ``CUTOUT_API_KEY`` (test/clients/python.test.ts
-passes those of the clients stage's local stack, ``npm start`` with the real model). Tests that
+passes those of the e2e stage's local stack, ``npm start`` with the real model). Tests that
 need it are skipped without them; that runner fails on any skip."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ FIXTURE = Path(__file__).resolve().parents[3] / "test" / "fixtures" / "astronaut
 def stack() -> tuple[str, str]:
     base_url, api_key = os.environ.get("CUTOUT_BASE_URL"), os.environ.get("CUTOUT_API_KEY")
     if not base_url or not api_key:
-        pytest.skip("no stack: set CUTOUT_BASE_URL and CUTOUT_API_KEY (npm test's clients stage does)")
+        pytest.skip("no stack: set CUTOUT_BASE_URL and CUTOUT_API_KEY (npm test's e2e stage does)")
     return base_url, api_key
 
 
