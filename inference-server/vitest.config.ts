@@ -19,11 +19,8 @@ export default defineConfig({
     // file starts to depend on another's leftovers.
     isolate: false,
     sequence: { sequencer: HeavyFirst },
-    // `npm test` runs this package's tests at a lower priority beside the waiting stages
-    // (scripts/test.ts, FILLER_NICENESS), where a model run may get a quarter of a core: the bounds
-    // catch a hang, not a slow run.
-    testTimeout: 300_000,
-    hookTimeout: 300_000,
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
     // Console output of passing tests is noise (e.g. heic-decode logs "Decoding image failed" for
     // the truncated HEIC that decode.test.ts expects to fail); a failing test's is printed.
     silent: 'passed-only',

@@ -25,12 +25,8 @@ interface Step {
   /** Where a vitest step writes its JSON report, read back for the failure summary. */
   report?: string
 }
-/**
- * `concurrency`: how many of its steps may run at once (default 1: in order, each after the last).
- * `after`: stages in other lanes that must have ended before this one starts, when they are part
- * of the run.
- */
-type Stage = { name: string; steps: Step[]; concurrency?: number; after?: string[] }
+/** `concurrency`: how many of its steps may run at once (default 1: in order, each after the last). */
+type Stage = { name: string; steps: Step[]; concurrency?: number }
 
 /** Reassembles the model and builds its verified size-agnostic graph; a no-op once they are cached. */
 const prepareModel: Step = {
@@ -96,7 +92,6 @@ const STAGES: Stage[] = [
   { name: 'model', steps: [prepareModel] },
   {
     name: 'inference',
-    after: ['model'],
     // prepareModel again for `npm test -- inference` alone, rather than inside the first test file's beforeAll.
     steps: [prepareModel, { ...vitest([]), cwd: join(root, 'inference-server') }],
   },
@@ -108,7 +103,7 @@ const STAGES: Stage[] = [
   },
   // The inference server killed and frozen under `npm start`, then `npm start` stopped by SIGTERM
   // (test/e2e/faults.test.ts).
-  { name: 'faults', after: ['model'], steps: [vitest(['--config', 'vitest.faults.config.mts'])] },
+  { name: 'faults', steps: [vitest(['--config', 'vitest.faults.config.mts'])] },
   // Local mode end to end, then the SDK and CLI as users get them (built), the MCP server, the
   // Python client (`/usr/bin/python3 -m pytest clients/python`, run by test/clients/python.test.ts),
   // the contract walk through Prism's validating proxy (test/clients/prism.test.ts) and the page,
@@ -124,13 +119,9 @@ const STAGES: Stage[] = [
 ]
 
 /** Runs a step with its output on this terminal, or into `buffer` (a stage running alongside another). */
-function runStep(step: Step, buffer?: string[], niceness = 0): Promise<number> {
-  // `nice` (coreutils) starts the command at the lower priority, so the processes it starts inherit it.
-  const [command, args] = niceness
-    ? ['nice', ['-n', String(niceness), step.command, ...step.args]]
-    : [step.command, step.args]
+function runStep(step: Step, buffer?: string[]): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, {
+    const child = spawn(step.command, step.args, {
       cwd: step.cwd ?? root,
       stdio: buffer ? ['ignore', 'pipe', 'pipe'] : 'inherit',
     })
@@ -189,9 +180,8 @@ function failureSummary(stage: Stage): string[] {
 
 async function run(stage: Stage, buffer?: string[]): Promise<number> {
   let worst = 0
-  const niceness = FILLER_STAGES.has(stage.name) ? FILLER_NICENESS : 0
   if ((stage.concurrency ?? 1) <= 1) {
-    for (const step of stage.steps) worst = Math.max(worst, await runStep(step, buffer, niceness))
+    for (const step of stage.steps) worst = Math.max(worst, await runStep(step, buffer))
     return worst
   }
   // Steps side by side: each one's output is held and printed whole when it ends, not interleaved.
@@ -199,7 +189,7 @@ async function run(stage: Stage, buffer?: string[]): Promise<number> {
   const worker = async () => {
     for (let step = queue.shift(); step; step = queue.shift()) {
       const own: string[] = []
-      worst = Math.max(worst, await runStep(step, own, niceness))
+      worst = Math.max(worst, await runStep(step, own))
       const text = own.join('')
       if (buffer) buffer.push(text)
       else process.stdout.write(text)
@@ -210,45 +200,30 @@ async function run(stage: Stage, buffer?: string[]): Promise<number> {
 }
 
 /**
- * Lanes of stages run side by side from the start, each lane's stages one after the other. The
- * Worker, faults and end-to-end stages spend much of their time waiting (on their stacks'
- * starts, on deadlines and retry backoffs of a frozen server, on the model and a browser behind
- * HTTP, on one Worker test file at a time): measured in session 14 with every process's CPU time
- * read from /proc, the two lanes of them kept two cores only ~75 % busy, while lint, typecheck and
- * the inference stage, which kept both busy, ran before them. So those CPU-bound stages are the
- * first lane, run at a lower priority (`nice`, FILLER_NICENESS): they take what the waiting lanes
- * leave, and the waiting lanes' stages, whose tests wait on deadlines and rate windows, are slowed
- * little. Each stage has its own servers on free ports; the page is built once before
- * (WEB_PREBUILT_ENV) so none deletes it under another. The first lane prints as it goes; the
- * others' stages are printed whole as each ends.
+ * Lanes of stages run side by side, each lane's stages one after the other, after the stages in no
+ * lane (lint, typecheck, the deploy check and the model's preparation), which keep both cores busy
+ * by themselves. The inference stage keeps both busy too, so it goes beside the faults stage, which
+ * mostly waits (on its stack's start, on deadlines and retry backoffs of a frozen server); then the
+ * Worker stage (one file at a time) beside the end-to-end stage (a stack, the model and a browser
+ * behind HTTP). Measured in session 14 with every process's CPU time read from /proc: with more at
+ * once, each stage slowed by more than it gained, and the same work took more CPU time (docs/decisions.md).
+ * Each stage has its own servers on free ports; the page is built once before (WEB_PREBUILT_ENV)
+ * so none deletes it under another. The first lane prints as it goes; the others' stages are
+ * printed whole as each ends.
  */
 const LANES: string[][] = [
-  ['lint', 'typecheck', 'deploy', 'inference', 'contract'],
-  ['worker', 'faults'],
-  ['model', 'e2e'],
+  ['inference', 'contract', 'worker'],
+  ['faults', 'e2e'],
 ]
-/** The stages that only compute (no deadline, rate window or server waits on them) run niced. */
-const FILLER_STAGES = new Set(LANES[0])
-const FILLER_NICENESS = 10
 
 const suiteStarted = performance.now()
 const only = process.argv.slice(2)
 const selected = STAGES.filter((stage) => !only.length || only.includes(stage.name))
 const results: { name: string; code: number; seconds: number }[] = []
-/** Each selected stage's end, which the stages `after` it wait for. */
-const ends = new Map(
-  selected.map((stage) => {
-    let markEnded = () => {}
-    const ended = new Promise<void>((resolve) => (markEnded = resolve))
-    return [stage.name, { ended, markEnded }] as const
-  }),
-)
 const timed = async (stage: Stage, buffer?: string[]) => {
-  await Promise.all((stage.after ?? []).map((name) => ends.get(name)?.ended))
   const started = performance.now()
   const code = await run(stage, buffer)
   results.push({ name: stage.name, code, seconds: (performance.now() - started) / 1000 })
-  ends.get(stage.name)?.markEnded()
 }
 
 /** Runs a lane's stages in order; a buffered lane prints each stage whole when it ends. */
