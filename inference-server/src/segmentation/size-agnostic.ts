@@ -3,9 +3,11 @@
  * Prepares, verifies and caches the size-agnostic graph (graph.ts) of a static ONNX model: one
  * probe run at the export's size measures each fixed Resize's input, the rewritten graph is built,
  * and then both graphs run on the fixture photos at the export's size: the file is cached only when
- * every output is identical, float for float. Runs once (`npm run prepare-model`, or the first
- * start); later starts find the cached file.
+ * every output is identical, float for float, or when the same rewrite of the same source was found
+ * identical on this runtime before (verified-graphs.ts). Runs once (`npm run prepare-model`, or
+ * the first start); later starts find the cached file.
  */
+import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
@@ -15,6 +17,7 @@ import { decodeImage } from '../imaging/decode.js'
 import type { RgbImage } from '../imaging/types.js'
 import { decodeModel, fixedResizes, probeModel, sizeAgnosticModel, staticInputShape } from './graph.js'
 import { toInputTensor } from './preprocess.js'
+import { runtimeKey, VERIFIED_GRAPHS, type VerifiedGraph, wasVerified } from './verified-graphs.js'
 
 /** The photos the rewrite is checked on (the test fixtures, public domain and CC0). */
 export const VERIFY_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../test/fixtures')
@@ -108,26 +111,52 @@ export async function rewriteSizeAgnostic(source: string): Promise<{ rewritten: 
   return { rewritten: sizeAgnosticModel(model, resizes, await probeShapes(probeModel(model, resizes), shape)), shape }
 }
 
+const sha256 = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex')
+
+/** What a preparation did: `cached` found the file; `checked` ran the check; `recorded` found its record. */
+export interface Preparation {
+  path: string
+  check: 'cached' | 'checked' | 'recorded'
+  /** The rewrite, when this preparation made one (the record to keep when `check` is `checked`). */
+  graph?: VerifiedGraph
+}
+
 /**
- * Returns the path of the verified size-agnostic copy of the static model at `source`, building
- * and caching it first when needed.
+ * Builds, checks and caches the size-agnostic copy of the static model at `source` when it is not
+ * cached yet, and says which it did.
  * @throws {Error} when the model has no static input or no fixed Resize, or the rewrite's output
  * differs from the original's at the export's size
- * @example await prepareSizeAgnosticModel(await prepareDefaultModel()) // '.models/isnet-…-any-size.onnx'
  */
-export async function prepareSizeAgnosticModel(
+export async function prepareSizeAgnostic(
   source: string,
-  { cacheDir = dirname(source), verifyDir = VERIFY_DIR } = {},
-): Promise<string> {
-  const target = sizeAgnosticPath(source, cacheDir)
+  {
+    cacheDir = dirname(source),
+    verifyDir = VERIFY_DIR,
+    verified = VERIFIED_GRAPHS,
+    // A test hands in a rewrite it already made: each one parses and writes ~170 MB of graph.
+    rewrite = rewriteSizeAgnostic,
+  } = {},
+): Promise<Preparation> {
+  const path = sizeAgnosticPath(source, cacheDir)
   // Only a verified file is ever renamed into place, so its presence is the verification.
-  if (existsSync(target)) return target
-  const { rewritten, shape } = await rewriteSizeAgnostic(source)
-  await verifyIdentical(source, rewritten, await verifyImages(verifyDir), shape)
+  if (existsSync(path)) return { path, check: 'cached' }
+  const { rewritten, shape } = await rewrite(source)
+  const graph = { source: sha256(await readFile(source)), rewritten: sha256(rewritten), runtime: runtimeKey() }
+  const recorded = wasVerified(graph, verified)
+  if (!recorded) await verifyIdentical(source, rewritten, await verifyImages(verifyDir), shape)
 
   await mkdir(cacheDir, { recursive: true })
-  const partial = `${target}.${process.pid}.partial`
+  const partial = `${path}.${process.pid}.partial`
   await writeFile(partial, rewritten)
-  await rename(partial, target)
-  return target
+  await rename(partial, path)
+  return { path, check: recorded ? 'recorded' : 'checked', graph }
+}
+
+/**
+ * Returns the path of the verified size-agnostic copy of the static model at `source`, building
+ * and caching it first when needed (prepareSizeAgnostic).
+ * @example await prepareSizeAgnosticModel(await prepareDefaultModel()) // '.models/isnet-…-any-size.onnx'
+ */
+export async function prepareSizeAgnosticModel(source: string, options?: { cacheDir?: string }): Promise<string> {
+  return (await prepareSizeAgnostic(source, options)).path
 }
