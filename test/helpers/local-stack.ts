@@ -79,7 +79,11 @@ export async function startLocalStack(extraEnv: Record<string, string> = {}): Pr
       } catch {
         // already gone
       }
-      await Promise.race([exited, sleep(20_000)])
+      // The bound's timer is cleared once the stack has exited: a pending 20 s timer kept vitest's
+      // process alive past its teardown, which then waited out its own 10 s close timeout.
+      let bound: NodeJS.Timeout | undefined
+      await Promise.race([exited, new Promise((resolve) => (bound = setTimeout(resolve, 20_000)))])
+      clearTimeout(bound)
     }
     for (const pid of processesUsing(stateDir)) {
       try {
