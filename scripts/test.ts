@@ -86,8 +86,9 @@ const STAGES: Stage[] = [
   },
   // The Worker bundled as `wrangler deploy` would: no Node-only import, within the size limit.
   { name: 'deploy', steps: [{ command: bin('tsx'), args: ['scripts/deploy-check.ts'] }] },
-  // The model reassembled and its size-agnostic graph built and verified against it (a minute on a
-  // busy 2-core box on a fresh clone), once, before anything loads it: otherwise the first stack's
+  // The model reassembled and its size-agnostic graph built and verified against it on a fresh
+  // clone (~15 s when the rewrite is one already checked on this runtime, verified-graphs.ts; over
+  // a minute when the check must run), once, before anything loads it: otherwise the first stack's
   // inference server and the inference tests would each do it, side by side.
   { name: 'model', steps: [prepareModel] },
   {
@@ -201,18 +202,22 @@ async function run(stage: Stage, buffer?: string[]): Promise<number> {
 
 /**
  * Lanes of stages run side by side, each lane's stages one after the other, after the stages in no
- * lane (lint, typecheck, the deploy check and the model's preparation), which keep both cores busy
- * by themselves. The inference stage keeps both busy too, so it goes beside the faults stage, which
- * mostly waits (on its stack's start, on deadlines and retry backoffs of a frozen server); then the
- * Worker stage (one file at a time) beside the end-to-end stage (a stack, the model and a browser
- * behind HTTP). Measured in session 14 with every process's CPU time read from /proc: with more at
- * once, each stage slowed by more than it gained, and the same work took more CPU time (docs/decisions.md).
+ * lane (the model's preparation, which the inference tests and both stacks load). Measured in
+ * session 14 with every process's CPU time read from /proc (docs/decisions.md): the inference
+ * stage keeps both cores busy, so it goes beside the fault tests, which mostly wait (on their
+ * stack's start, on deadlines and retry backoffs of a frozen server); then the Worker stage (one
+ * file at a time) beside the end-to-end stage (a stack, the model and a browser behind HTTP), which
+ * is the longest. Lint, typecheck and the deploy check only compute: they come last in the first
+ * lane, on the core the end-to-end stage leaves idle once the Worker stage is done, rather than
+ * before everything with both cores to themselves (so a lint error shows late: `npm run lint` and
+ * `npm run typecheck` run them alone). With more at once (a third lane, or these stages niced
+ * beside everything), each stage slowed by more than it gained and the same work took more CPU.
  * Each stage has its own servers on free ports; the page is built once before (WEB_PREBUILT_ENV)
  * so none deletes it under another. The first lane prints as it goes; the others' stages are
  * printed whole as each ends.
  */
 const LANES: string[][] = [
-  ['inference', 'contract', 'worker'],
+  ['inference', 'contract', 'worker', 'lint', 'typecheck', 'deploy'],
   ['faults', 'e2e'],
 ]
 
@@ -243,16 +248,14 @@ async function runLane(lane: Stage[], buffered: boolean): Promise<void> {
 await buildWeb()
 process.env[WEB_PREBUILT_ENV] = '1'
 const inLane = (stage: Stage) => LANES.some((lane) => lane.includes(stage.name))
-let lanesRun = false
-for (const stage of selected) {
-  if (!inLane(stage)) {
-    console.log(`\n▶ ${stage.name}`)
-    await timed(stage)
-    continue
-  }
-  if (lanesRun) continue
-  lanesRun = true
-  const lanes = LANES.map((names) => selected.filter((s) => names.includes(s.name))).filter((lane) => lane.length)
+for (const stage of selected.filter((s) => !inLane(s))) {
+  console.log(`\n▶ ${stage.name}`)
+  await timed(stage)
+}
+const lanes = LANES.map((names) => names.flatMap((name) => selected.filter((s) => s.name === name))).filter(
+  (lane) => lane.length,
+)
+if (lanes.length) {
   console.log(`\n▶ side by side: ${lanes.map((lane) => lane.map((s) => s.name).join(' → ')).join(' | ')}`)
   await Promise.all(lanes.map((lane, i) => runLane(lane, i > 0)))
 }
