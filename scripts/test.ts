@@ -202,22 +202,20 @@ async function run(stage: Stage, buffer?: string[]): Promise<number> {
 
 /**
  * Lanes of stages run side by side, each lane's stages one after the other, after the stages in no
- * lane (the model's preparation, which the inference tests and both stacks load). Measured in
- * session 14 with every process's CPU time read from /proc (docs/decisions.md): the inference
- * stage keeps both cores busy, so it goes beside the fault tests, which mostly wait (on their
- * stack's start, on deadlines and retry backoffs of a frozen server); then the Worker stage (one
- * file at a time) beside the end-to-end stage (a stack, the model and a browser behind HTTP), which
- * is the longest. Lint, typecheck and the deploy check only compute: they come last in the first
- * lane, on the core the end-to-end stage leaves idle once the Worker stage is done, rather than
- * before everything with both cores to themselves (so a lint error shows late: `npm run lint` and
- * `npm run typecheck` run them alone). With more at once (a third lane, or these stages niced
- * beside everything), each stage slowed by more than it gained and the same work took more CPU.
- * Each stage has its own servers on free ports; the page is built once before (WEB_PREBUILT_ENV)
- * so none deletes it under another. The first lane prints as it goes; the others' stages are
- * printed whole as each ends.
+ * lane (lint, typecheck, the deploy check and the model's preparation, which the inference tests
+ * and both stacks load), which keep both cores busy by themselves. Measured in session 14 with every
+ * process's CPU time read from /proc (docs/decisions.md): the inference stage keeps both cores busy
+ * too, so it goes beside the fault tests, which mostly wait (on their stack's start, on deadlines
+ * and retry backoffs of a frozen server); then the Worker stage (one file at a time) beside the
+ * end-to-end stage (a stack, the model and a browser behind HTTP), which is the longest. Anything
+ * more beside the end-to-end stage slowed it by more than it gained: a third lane, the CPU-bound
+ * stages niced beside everything, and lint and typecheck at the end of the first lane were each
+ * tried. Each stage has its own servers on free ports; the page is built once before
+ * (WEB_PREBUILT_ENV) so none deletes it under another. The first lane prints as it goes; the
+ * others' stages are printed whole as each ends.
  */
 const LANES: string[][] = [
-  ['inference', 'contract', 'worker', 'lint', 'typecheck', 'deploy'],
+  ['inference', 'contract', 'worker'],
   ['faults', 'e2e'],
 ]
 
