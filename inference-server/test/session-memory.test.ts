@@ -1,0 +1,41 @@
+/**
+ * How a session holds its runs' memory (`INFERENCE_MEMORY_ARENA`, session-memory.ts): resident by
+ * default (the arena on, no memory pattern), released with `0` (no arena, a pattern per input
+ * size). Why, with the measurements: session-memory.ts and docs/decisions.md (session 15).
+ */
+import { afterAll, describe, expect, it } from 'vitest'
+import { planSession } from '../src/segmentation/model.js'
+import { sessionMemoryFromEnv } from '../src/segmentation/session-memory.js'
+import { removeTinyGraphs, writeTinyGraph } from './tiny-graphs.js'
+
+afterAll(removeTinyGraphs)
+
+const ISNET = {
+  inputName: 'input_image',
+  inputShape: [1, 3, 1024, 1024],
+  outputNames: ['output'],
+  outputIndex: 0,
+  gain: 1,
+  bias: 0,
+}
+
+describe('session memory', () => {
+  it('stays resident unless INFERENCE_MEMORY_ARENA is 0', () => {
+    expect(sessionMemoryFromEnv({})).toBe('resident')
+    expect(sessionMemoryFromEnv({ INFERENCE_MEMORY_ARENA: '1' })).toBe('resident')
+    expect(sessionMemoryFromEnv({ INFERENCE_MEMORY_ARENA: '0' })).toBe('released')
+  })
+
+  it('opens a session with the arena and no pattern by default, and the other way round when released', async () => {
+    const modelPath = await writeTinyGraph(ISNET)
+    const profile = 'isnet-general-use'
+    expect((await planSession({ modelPath, profile })).options).toMatchObject({
+      enableCpuMemArena: true,
+      enableMemPattern: false,
+    })
+    expect((await planSession({ modelPath, profile, memory: 'released' })).options).toMatchObject({
+      enableCpuMemArena: false,
+      enableMemPattern: true,
+    })
+  })
+})
