@@ -136,15 +136,14 @@ async function wrangler(args: string[]): Promise<string> {
   return res.stdout
 }
 
-async function applyMigrations(): Promise<void> {
+/** Applies D1's migrations; whether the database was empty before (its first migration applied now). */
+async function applyMigrations(): Promise<{ fresh: boolean }> {
   log('applying D1 migrations (local)…')
   const out = await wrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', stateDir])
   const applied = out.match(/✅|No migrations to apply/g)
-  log(
-    /No migrations to apply/.test(out)
-      ? 'D1 migrations: up to date'
-      : `D1 migrations: applied (${applied?.length ?? 0})`,
-  )
+  const upToDate = /No migrations to apply/.test(out)
+  log(upToDate ? 'D1 migrations: up to date' : `D1 migrations: applied (${applied?.length ?? 0})`)
+  return { fresh: !upToDate && /0000_init\.sql/.test(out) }
 }
 
 async function d1(command: string, json = false): Promise<string> {
@@ -163,10 +162,15 @@ async function d1(command: string, json = false): Promise<string> {
 }
 
 /** Seeds on first run; later runs re-assert the same rows (INSERT OR IGNORE) and reuse the key. */
-async function seed(): Promise<DevKeyState> {
+/** `fresh`: the database was empty before this start, so it holds no workspace to look for. */
+async function seed({ fresh }: { fresh: boolean }): Promise<DevKeyState> {
   let state = readKeyState(keyStatePath)
-  if (!state) {
-    // No key file (first run, or it was deleted): reuse an existing Development workspace if any.
+  if (!state && fresh) {
+    state = mintKeyState()
+    writeKeyState(keyStatePath, state)
+    log('seeding the Development workspace')
+  } else if (!state) {
+    // No key file (it was deleted): reuse an existing Development workspace if any.
     const out = await d1(
       `SELECT id FROM workspaces WHERE name = '${DEV_WORKSPACE_NAME}' ORDER BY created_at LIMIT 1`,
       true,
@@ -235,12 +239,8 @@ async function main(): Promise<void> {
 
   const secrets = loadOrCreateSecrets(secretsPath)
   writeDevVars(devVarsPath, secrets)
-  await applyMigrations()
-  await buildWeb()
-  log('web page built (web/dist)')
-  const key = await seed()
-  if (aborter.signal.aborted) return
-
+  // The inference server loads its model while D1 is migrated and seeded (three wrangler runs):
+  // neither needs the other, and the model's load no longer waits behind them.
   const inferenceReadyUrl = `http://${HOST}:${inferencePort}/health/ready`
   let firstRun: (child: Child) => void = () => {}
   const inferenceStarted = new Promise<Child>((resolve) => (firstRun = resolve))
@@ -260,6 +260,12 @@ async function main(): Promise<void> {
     stopping: () => shuttingDown,
     log,
   })
+  const database = await applyMigrations()
+  await buildWeb()
+  log('web page built (web/dist)')
+  const key = await seed(database)
+  if (aborter.signal.aborted) return
+
   const inference = await inferenceStarted
   log(`waiting for the inference server on http://${HOST}:${inferencePort} (model load takes a few seconds)…`)
   if (!(await waitForOk(inferenceReadyUrl, inference, INFERENCE_READY_TIMEOUT_MS, aborter.signal))) {
