@@ -39,10 +39,14 @@ export function levelModelsFromEnv(env: Record<string, string | undefined>): Rec
 
 /**
  * What onnxruntime holds per session on the CPU, roughly: the weights as float32 (fp16 files are
- * computed in float32 there) and the activations, ~450 bytes per input pixel (the built-in ISNet
- * at 1024²: 0.78 GB RSS for the whole server with 0.18 GB of weights; docs/models.md "Memory").
+ * computed in float32 there) and the activations, ~1,000 bytes per input pixel. Calibrated on the
+ * built-in ISNet at 1024², whose session keeps its runs' memory (session-memory.ts): a peak of
+ * 1.40 GB RSS for the whole server, of which ~0.13 GB is Node and 0.18 GB the weights by this rule
+ * (bench/results/soak-s15-arena-nopattern.json; docs/models.md "Memory"). It was 450 bytes,
+ * calibrated on the server's RSS between requests with the arena off (0.78 GB), under its 1.56 GB
+ * peak during a run.
  */
-export const ACTIVATION_BYTES_PER_PIXEL = 450
+export const ACTIVATION_BYTES_PER_PIXEL = 1000
 
 export function sessionBytes(plan: Pick<SessionPlan, 'paramsM' | 'input'>): number {
   const { width, height } = plan.input.native
