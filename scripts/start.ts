@@ -161,8 +161,10 @@ async function d1(command: string, json = false): Promise<string> {
   ])
 }
 
-/** Seeds on first run; later runs re-assert the same rows (INSERT OR IGNORE) and reuse the key. */
-/** `fresh`: the database was empty before this start, so it holds no workspace to look for. */
+/**
+ * Seeds on first run; later runs re-assert the same rows (INSERT OR IGNORE) and reuse the key.
+ * `fresh`: the database was empty before this start, so it holds no workspace to look for.
+ */
 async function seed({ fresh }: { fresh: boolean }): Promise<DevKeyState> {
   let state = readKeyState(keyStatePath)
   if (!state && fresh) {

@@ -10,8 +10,8 @@
  * in under a minute: a call may take 20 s + 2 s per megapixel (the 0.26 MP photo counts as one),
  * a readiness check 1 s. 20 s, not less: `npm test` runs these beside the inference tests, which
  * keep both cores busy, and a healthy call must never meet its deadline. Such a call takes ~1.5 s
- * alone (a first run on a fresh server ~3 s) since sessions keep their memory (session 15); under
- * 30 s before, when the same call took 3–11 s.
+ * alone (a fresh server's first run ~3 s) since sessions keep their memory (session 15). The base
+ * was 30 s when the same call took 3–11 s.
  */
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
