@@ -21,7 +21,7 @@ import { candidates, type GraphInfo, recognize } from '../src/segmentation/recog
 import { createApp } from '../src/server.js'
 import { meanAbsDiff, postJob, rawPng, removeParts } from './helpers.js'
 import { rememberMasks } from './remembered-masks.js'
-import { removeTinyGraphs, type TinySignature, writeTinyGraph } from './tiny-graphs.js'
+import { ISNET_GENERAL_USE, removeTinyGraphs, type TinySignature, writeTinyGraph } from './tiny-graphs.js'
 
 const KEY = 'profiles-test-key'
 const IMAGENET_MEAN = [0.485, 0.456, 0.406]
@@ -88,14 +88,7 @@ const CASES: Array<{ profile: string; graph: TinySignature; ref: Reference }> = 
   },
   {
     profile: 'isnet-general-use',
-    graph: {
-      inputName: 'input_image',
-      inputShape: [1, 3, 1024, 1024],
-      outputNames: ['output'],
-      outputIndex: 0,
-      gain: 1,
-      bias: 0,
-    },
+    graph: ISNET_GENERAL_USE,
     ref: rembg([0.5, 0.5, 0.5], [1, 1, 1], 1024, ['minmax']),
   },
   {

@@ -6,18 +6,9 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { planSession } from '../src/segmentation/model.js'
 import { sessionMemoryFromEnv } from '../src/segmentation/session-memory.js'
-import { removeTinyGraphs, writeTinyGraph } from './tiny-graphs.js'
+import { ISNET_GENERAL_USE, removeTinyGraphs, writeTinyGraph } from './tiny-graphs.js'
 
 afterAll(removeTinyGraphs)
-
-const ISNET = {
-  inputName: 'input_image',
-  inputShape: [1, 3, 1024, 1024],
-  outputNames: ['output'],
-  outputIndex: 0,
-  gain: 1,
-  bias: 0,
-}
 
 describe('session memory', () => {
   it('stays resident unless INFERENCE_MEMORY_ARENA is 0', () => {
@@ -27,7 +18,7 @@ describe('session memory', () => {
   })
 
   it('opens a session with the arena and no pattern by default, and the other way round when released', async () => {
-    const modelPath = await writeTinyGraph(ISNET)
+    const modelPath = await writeTinyGraph(ISNET_GENERAL_USE)
     const profile = 'isnet-general-use'
     expect((await planSession({ modelPath, profile })).options).toMatchObject({
       enableCpuMemArena: true,

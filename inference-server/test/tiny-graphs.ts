@@ -25,6 +25,16 @@ export interface TinySignature {
   bias: number
 }
 
+/** The signature of rembg's isnet-general-use export (the profile of the same name). */
+export const ISNET_GENERAL_USE: TinySignature = {
+  inputName: 'input_image',
+  inputShape: [1, 3, 1024, 1024],
+  outputNames: ['output'],
+  outputIndex: 0,
+  gain: 1,
+  bias: 0,
+}
+
 const dims = (shape: Array<number | string>) =>
   shape.map((d) => (typeof d === 'number' ? { dimValue: d } : { dimParam: d }))
 
