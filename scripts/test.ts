@@ -208,7 +208,8 @@ async function run(stage: Stage, buffer?: string[]): Promise<number> {
  * too, so it goes beside the fault tests, which mostly wait (on their stack's start, on deadlines
  * and retry backoffs of a frozen server); then the Worker stage (one file at a time) beside the
  * end-to-end stage (a stack, the model and a browser behind HTTP), which is the longest. Anything
- * more beside the end-to-end stage slowed it by more than it gained: a third lane, the CPU-bound
+ * more beside the end-to-end stage slowed it by more than it gained: a third lane (again in session
+ * 15, the fault tests alone, with model runs at half their old CPU: 642 s against 603 s), the CPU-bound
  * stages niced beside everything, and lint and typecheck at the end of the first lane were each
  * tried. Each stage has its own servers on free ports; the page is built once before
  * (WEB_PREBUILT_ENV) so none deletes it under another. The first lane prints as it goes; the
