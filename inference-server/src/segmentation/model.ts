@@ -253,7 +253,7 @@ export async function planSession({
   threads = 2,
   providers = ['cpu'],
   spinning = false,
-  memory = 'resident',
+  memory,
 }: ModelOptions = {}): Promise<SessionPlan> {
   // onnxruntime-web in Node has one provider, wasm (the CPU); GPUs need onnxruntime-node.
   if (runtime === 'web' && providers.some((p) => p !== 'cpu')) {

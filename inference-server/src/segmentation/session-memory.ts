@@ -5,8 +5,8 @@
  * same). onnxruntime-web (wasm) ignores both settings.
  *
  * - `resident` (the default): the arena on, no memory pattern. The arena keeps what a run used
- *   (one 512 MB region for ISNet at 1024²), so the next run finds its pages already there: 1.0–1.2 s
- *   a 1024² run and ~2.3 CPU-s, and the first run at a new input size costs no more than the rest.
+ *   (one 512 MB region for ISNet at 1024²), so the next run finds its pages already there: 1.0–1.3 s
+ *   a 1024² run and ~2.3 CPU-s; the first run in a process, which grows the arena, ~2.7 s.
  *   The server's RSS stays at ~1.34 GB between requests and peaks at 1.40 GB (bench:soak).
  * - `released`: the arena off and a memory pattern per input size, as before session 15. Each run
  *   asks the system for its tensors afresh and faults their pages in: 2.1–2.9 s and ~5 CPU-s a
