@@ -20,16 +20,7 @@
 import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import {
-  DEV_WORKSPACE_NAME,
-  loadOrCreateSecrets,
-  mintKeyState,
-  readKeyState,
-  seedSql,
-  writeDevVars,
-  writeKeyState,
-  type DevKeyState,
-} from './lib/local-state'
+import { type DevKeyState, loadOrCreateSecrets, readKeyState, writeDevVars } from './lib/local-state'
 import { buildWeb } from './build-web'
 import { guardInspector, type InspectorGuard } from './lib/inspector-guard'
 import { startBanner } from './lib/start-banner'
@@ -126,69 +117,24 @@ delete childEnv.INFERENCE_PORT
 delete childEnv.LOCAL_STATE_DIR
 delete childEnv.DNS_RESOLVER_URL
 
-async function wrangler(args: string[]): Promise<string> {
-  const [node, ...pre] = nodeForWrangler
-  const res = await runCaptured(node, [...pre, ...args], { cwd: ROOT, env: { ...childEnv, CI: 'true' } })
-  if (res.code !== 0) {
-    process.stderr.write(res.stdout + res.stderr)
-    fail(`wrangler ${args.slice(0, 3).join(' ')} failed (exit ${res.code})`)
-  }
-  return res.stdout
-}
-
-/** Applies D1's migrations; whether the database was empty before (its first migration applied now). */
-async function applyMigrations(): Promise<{ fresh: boolean }> {
-  log('applying D1 migrations (local)…')
-  const out = await wrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', stateDir])
-  const applied = out.match(/✅|No migrations to apply/g)
-  const upToDate = /No migrations to apply/.test(out)
-  log(upToDate ? 'D1 migrations: up to date' : `D1 migrations: applied (${applied?.length ?? 0})`)
-  return { fresh: !upToDate && /0000_init\.sql/.test(out) }
-}
-
-async function d1(command: string, json = false): Promise<string> {
-  return wrangler([
-    'd1',
-    'execute',
-    'DB',
-    '--local',
-    '--persist-to',
-    stateDir,
-    '--yes',
-    ...(json ? ['--json'] : []),
-    '--command',
-    command,
-  ])
-}
-
 /**
- * Seeds on first run; later runs re-assert the same rows (INSERT OR IGNORE) and reuse the key.
- * `fresh`: the database was empty before this start, so it holds no workspace to look for.
+ * Migrates and seeds the local D1 in a process of its own (scripts/prepare-database.ts): it loads
+ * wrangler's module, whose import registers SIGINT/SIGTERM handlers that exit at once, which here
+ * would leave both servers running. Returns the development key it seeded.
  */
-async function seed({ fresh }: { fresh: boolean }): Promise<DevKeyState> {
-  let state = readKeyState(keyStatePath)
-  if (!state && fresh) {
-    state = mintKeyState()
-    writeKeyState(keyStatePath, state)
-    log('seeding the Development workspace')
-  } else if (!state) {
-    // No key file (it was deleted): reuse an existing Development workspace if any.
-    const out = await d1(
-      `SELECT id FROM workspaces WHERE name = '${DEV_WORKSPACE_NAME}' ORDER BY created_at LIMIT 1`,
-      true,
-    )
-    let existing: string | undefined
-    try {
-      existing = (JSON.parse(out) as Array<{ results: Array<{ id: string }> }>)[0]?.results[0]?.id
-    } catch {
-      existing = undefined
-    }
-    state = mintKeyState(existing)
-    writeKeyState(keyStatePath, state)
-    log(existing ? `new development key for workspace ${existing}` : 'seeding the Development workspace')
+async function prepareDatabase(): Promise<DevKeyState> {
+  const res = await runCaptured(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'prepare-database.ts')], {
+    cwd: ROOT,
+    env: { ...childEnv, LOCAL_STATE_DIR: stateDir },
+  })
+  process.stdout.write(res.stdout)
+  if (res.code !== 0) {
+    process.stderr.write(res.stderr)
+    fail(`preparing the local D1 database failed (exit ${res.code})`)
   }
-  await d1(seedSql(state))
-  return state
+  const key = readKeyState(keyStatePath)
+  if (!key) fail(`preparing the local D1 database left no key in ${keyStatePath}`)
+  return key
 }
 
 const children: Child[] = []
@@ -241,8 +187,8 @@ async function main(): Promise<void> {
 
   const secrets = loadOrCreateSecrets(secretsPath)
   writeDevVars(devVarsPath, secrets)
-  // The inference server loads its model while D1 is migrated and seeded (three wrangler runs):
-  // neither needs the other, and the model's load no longer waits behind them.
+  // The inference server loads its model while D1 is migrated and seeded and wrangler dev starts:
+  // none of them needs another.
   const inferenceReadyUrl = `http://${HOST}:${inferencePort}/health/ready`
   let firstRun: (child: Child) => void = () => {}
   const inferenceStarted = new Promise<Child>((resolve) => (firstRun = resolve))
@@ -262,21 +208,36 @@ async function main(): Promise<void> {
     stopping: () => shuttingDown,
     log,
   })
-  const database = await applyMigrations()
+  const key = await prepareDatabase()
   await buildWeb()
   log('web page built (web/dist)')
-  const key = await seed(database)
   if (aborter.signal.aborted) return
 
+  // wrangler dev starts while the model may still be loading; the banner waits for both.
+  const inspectorPort = await freePort(HOST)
+  const edge = startEdge(inspectorPort)
+  const baseUrl = `http://${HOST}:${edgePort}`
   const inference = await inferenceStarted
   log(`waiting for the inference server on http://${HOST}:${inferencePort} (model load takes a few seconds)…`)
-  if (!(await waitForOk(inferenceReadyUrl, inference, INFERENCE_READY_TIMEOUT_MS, aborter.signal))) {
-    if (!shuttingDown) await shutdown(1, 'the inference server did not become ready')
+  const [inferenceReady, edgeReady] = await Promise.all([
+    waitForOk(inferenceReadyUrl, inference, INFERENCE_READY_TIMEOUT_MS, aborter.signal),
+    waitForOk(`${baseUrl}/health/live`, edge, EDGE_READY_TIMEOUT_MS, aborter.signal),
+  ])
+  if (!inferenceReady || !edgeReady) {
+    const what = inferenceReady
+      ? 'wrangler dev did not answer /health/live'
+      : 'the inference server did not become ready'
+    if (!shuttingDown) await shutdown(1, what)
     return
   }
+  await keepNetworkInspectionOff(inspectorPort)
 
+  process.stdout.write(startBanner({ baseUrl, apiKey: key.apiKey, root: ROOT }))
+}
+
+/** `wrangler dev` on the local state, pointed at the inference server; watched, so its exit stops both. */
+function startEdge(inspectorPort: number): Child {
   const [node, ...pre] = nodeForWrangler
-  const inspectorPort = await freePort(HOST)
   const edge = startChild(
     'wrangler dev',
     '[edge]',
@@ -303,14 +264,7 @@ async function main(): Promise<void> {
   )
   children.push(edge)
   watch(edge)
-  const baseUrl = `http://${HOST}:${edgePort}`
-  if (!(await waitForOk(`${baseUrl}/health/live`, edge, EDGE_READY_TIMEOUT_MS, aborter.signal))) {
-    if (!shuttingDown) await shutdown(1, 'wrangler dev did not answer /health/live')
-    return
-  }
-  await keepNetworkInspectionOff(inspectorPort)
-
-  process.stdout.write(startBanner({ baseUrl, apiKey: key.apiKey, root: ROOT }))
+  return edge
 }
 
 /** See scripts/lib/inspector-guard.ts; a stack without the guard still runs, and says what it risks. */

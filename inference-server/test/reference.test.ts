@@ -32,11 +32,12 @@ beforeAll(async () => {
   segmenter = (await sharedModel()).masks
 })
 
+// A JPEG and a PNG, one side odd in each (640×427, 451×300), where the port of its bilinear to
+// the source size would first go wrong. The square astronaut and the 600×400 coffee cup ran here
+// too until session 16: ~6 s of reference run each on a 2-core box, on the same path.
 const PHOTOS = [
-  ['astronaut.png', 'image/png'],
   ['rocket.jpg', 'image/jpeg'],
   ['chelsea.png', 'image/png'],
-  ['coffee.png', 'image/png'],
 ] as const
 
 /** The reference's alpha channel: raw RGBA straight from its pipeline, before any encoding. */

@@ -12,6 +12,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { nextPeriodEnd } from '../../src/lib/window.js'
+import type { Statement } from './local-d1'
 
 export interface DevSecrets {
   INFERENCE_SIGNING_KEY: string
@@ -109,23 +110,31 @@ export function mintKeyState(workspaceId: string = randomUUID()): DevKeyState {
   return { workspaceId, keyId: randomUUID(), apiKey: API_KEY_PREFIX + randomBytes(32).toString('base64url') }
 }
 
-const sql = (value: string | number) => (typeof value === 'number' ? String(value) : `'${value.replaceAll("'", "''")}'`)
-
 /**
  * Idempotent seed: the workspace, its credit account and the key (by hash), each `INSERT OR IGNORE`,
  * so re-running against a seeded database changes nothing and a wiped one is seeded again.
  */
-export function seedSql(state: DevKeyState, now = new Date()): string {
+export function seedStatements(state: DevKeyState, now = new Date()): Statement[] {
   const hash = createHash('sha256').update(state.apiKey).digest('hex')
   return [
-    `INSERT OR IGNORE INTO workspaces (id, name) VALUES (${sql(state.workspaceId)}, ${sql(DEV_WORKSPACE_NAME)})`,
-    `INSERT OR IGNORE INTO credit_accounts (workspace_id, credit_limit, period_ends_at) VALUES (${sql(
-      state.workspaceId,
-    )}, ${DEV_CREDIT_LIMIT}, ${sql(nextPeriodEnd(now))})`,
-    `INSERT OR IGNORE INTO api_keys (id, workspace_id, name, prefix, hash, scopes) VALUES (${sql(state.keyId)}, ${sql(
-      state.workspaceId,
-    )}, ${sql('Development key (npm start)')}, ${sql(state.apiKey.slice(0, KEY_PREFIX_LENGTH))}, ${sql(hash)}, ${sql(
-      JSON.stringify(ALL_SCOPES),
-    )})`,
-  ].join('; ')
+    {
+      sql: 'INSERT OR IGNORE INTO workspaces (id, name) VALUES (?, ?)',
+      params: [state.workspaceId, DEV_WORKSPACE_NAME],
+    },
+    {
+      sql: 'INSERT OR IGNORE INTO credit_accounts (workspace_id, credit_limit, period_ends_at) VALUES (?, ?, ?)',
+      params: [state.workspaceId, DEV_CREDIT_LIMIT, nextPeriodEnd(now)],
+    },
+    {
+      sql: 'INSERT OR IGNORE INTO api_keys (id, workspace_id, name, prefix, hash, scopes) VALUES (?, ?, ?, ?, ?, ?)',
+      params: [
+        state.keyId,
+        state.workspaceId,
+        'Development key (npm start)',
+        state.apiKey.slice(0, KEY_PREFIX_LENGTH),
+        hash,
+        JSON.stringify(ALL_SCOPES),
+      ],
+    },
+  ]
 }
