@@ -25,8 +25,8 @@ interface Step {
   /** Where a vitest step writes its JSON report, read back for the failure summary. */
   report?: string
 }
-/** `concurrency`: how many of its steps may run at once (default 1: in order, each after the last). */
-type Stage = { name: string; steps: Step[]; concurrency?: number }
+/** A stage's steps run in order, each after the last, except in the checks before the lanes (CHECKS). */
+type Stage = { name: string; steps: Step[] }
 
 /** Reassembles the model and builds its verified size-agnostic graph; a no-op once they are cached. */
 const prepareModel: Step = {
@@ -57,27 +57,25 @@ const tsc = (project: string): Step => ({ command: bin('tsc'), args: ['--noEmit'
 
 const STAGES: Stage[] = [
   // Format and lint, no import cycle at run time (scripts/check-cycles.ts) and the
-  // OpenAPI document through Redocly's recommended rules (scripts/lint-openapi.ts, redocly.yaml), two at a time.
+  // OpenAPI document through Redocly's recommended rules (scripts/lint-openapi.ts, redocly.yaml).
   {
     name: 'lint',
-    concurrency: 2,
     steps: [
-      { command: bin('biome'), args: ['ci', '.'] },
       { command: bin('tsx'), args: ['scripts/check-cycles.ts'] },
       { command: bin('tsx'), args: ['scripts/lint-openapi.ts'] },
+      { command: bin('biome'), args: ['ci', '.'] },
     ],
   },
   // The Worker (src, Worker tests), the inference server (src, tests) and Node-side code
   // (scripts, bench, end-to-end tests, test helpers) each have their own compiler settings.
-  // Each tsc is one thread, so two run at once on two cores (each prints its output whole).
+  // Each tsc is one thread: they share CHECKS' two slots with the other checks.
   {
     name: 'typecheck',
-    concurrency: 2,
     steps: [
-      { command: bin('tsx'), args: ['scripts/check-worker-types.ts'] },
       tsc('tsconfig.json'),
-      tsc('inference-server/tsconfig.json'),
       tsc('tsconfig.node.json'),
+      tsc('inference-server/tsconfig.json'),
+      { command: bin('tsx'), args: ['scripts/check-worker-types.ts'] },
       tsc('sdk/tsconfig.json'),
       tsc('sdk/tsconfig.node.json'),
       tsc('cli/tsconfig.json'),
@@ -182,29 +180,13 @@ function failureSummary(stage: Stage): string[] {
 
 async function run(stage: Stage, buffer?: string[]): Promise<number> {
   let worst = 0
-  if ((stage.concurrency ?? 1) <= 1) {
-    for (const step of stage.steps) worst = Math.max(worst, await runStep(step, buffer))
-    return worst
-  }
-  // Steps side by side: each one's output is held and printed whole when it ends, not interleaved.
-  const queue = [...stage.steps]
-  const worker = async () => {
-    for (let step = queue.shift(); step; step = queue.shift()) {
-      const own: string[] = []
-      worst = Math.max(worst, await runStep(step, own))
-      const text = own.join('')
-      if (buffer) buffer.push(text)
-      else process.stdout.write(text)
-    }
-  }
-  await Promise.all(Array.from({ length: stage.concurrency ?? 1 }, worker))
+  for (const step of stage.steps) worst = Math.max(worst, await runStep(step, buffer))
   return worst
 }
 
 /**
- * Lanes of stages run side by side, each lane's stages one after the other, after the stages in no
- * lane (lint, typecheck, the deploy check and the model's preparation, which the inference tests
- * and both stacks load), which keep both cores busy by themselves. Measured in session 14 with every
+ * Lanes of stages run side by side, each lane's stages one after the other, after the checks
+ * (CHECKS), which keep both cores busy by themselves. Measured in session 14 with every
  * process's CPU time read from /proc (docs/decisions.md): the inference stage keeps both cores busy
  * too, so it goes beside the fault tests, which mostly wait (on their stack's start, on deadlines
  * and retry backoffs of a frozen server); then the Worker stage (one file at a time) beside the
@@ -220,6 +202,38 @@ const LANES: string[][] = [
   ['inference', 'contract', 'worker'],
   ['faults', 'e2e'],
 ]
+
+/**
+ * The checks before the lanes (the model's preparation, which the inference tests and both stacks
+ * load; typecheck; lint; the deploy check) share two slots, a step per slot, queued in this order
+ * and each stage's steps longest first, so that neither slot idles long at the end: on a fresh
+ * clone the model's preparation takes ~14 s on one core (ci29), which one stage after another left
+ * the other core without work for; the two largest tsc projects take ~15 s each. In a working tree,
+ * whose model is prepared, both ways took 55–62 s here (session 16). Each step's output is printed
+ * whole when it ends; a stage's time is from its first step's start to its last step's end.
+ */
+const CHECKS = ['model', 'typecheck', 'lint', 'deploy']
+const CHECK_SLOTS = 2
+
+async function runChecks(stages: Stage[]): Promise<void> {
+  const progress = new Map(stages.map((stage) => [stage, { left: stage.steps.length, worst: 0, started: 0 }]))
+  const queue = stages.flatMap((stage) => stage.steps.map((step) => ({ stage, step })))
+  const slot = async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      const { stage, step } = next
+      const state = progress.get(stage)!
+      state.started ||= performance.now()
+      const own: string[] = []
+      state.worst = Math.max(state.worst, await runStep(step, own))
+      const name = `${step.command.split('/').at(-1)} ${step.args.join(' ')}`
+      process.stdout.write(`\n▶ ${stage.name}: ${name}\n${own.join('')}`)
+      if (--state.left === 0) {
+        results.push({ name: stage.name, code: state.worst, seconds: (performance.now() - state.started) / 1000 })
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: CHECK_SLOTS }, slot))
+}
 
 const suiteStarted = performance.now()
 const only = process.argv.slice(2)
@@ -247,8 +261,9 @@ async function runLane(lane: Stage[], buffered: boolean): Promise<void> {
 
 await buildWeb()
 process.env[WEB_PREBUILT_ENV] = '1'
+await runChecks(CHECKS.flatMap((name) => selected.filter((s) => s.name === name)))
 const inLane = (stage: Stage) => LANES.some((lane) => lane.includes(stage.name))
-for (const stage of selected.filter((s) => !inLane(s))) {
+for (const stage of selected.filter((s) => !inLane(s) && !CHECKS.includes(s.name))) {
   console.log(`\n▶ ${stage.name}`)
   await timed(stage)
 }

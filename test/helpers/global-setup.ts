@@ -1,5 +1,6 @@
 /**
- * Node-side world for the Worker tests: the real inference server behind a switchable proxy,
+ * Node-side world for the Worker tests: the real inference server behind a switchable proxy (and
+ * a slower one the proxy's 'slow' mode sends to),
  * the fixture server, and the DNS-over-HTTPS server the SSRF guard resolves names with. Ports
  * come from vitest.worker.config.mts through the environment.
  *
@@ -12,7 +13,13 @@
 import { startDohServer } from './doh-server'
 import { startFixtureServer } from './fixture-server'
 import { startInferenceProxy } from './inference-proxy'
-import { outputLines, STUB_SEGMENTER, startInferenceServer, stopProcess } from './inference-process'
+import {
+  outputLines,
+  SLOW_STUB_SEGMENTER,
+  STUB_SEGMENTER,
+  startInferenceServer,
+  stopProcess,
+} from './inference-process'
 import { freePort, TEST_SIGNING_KEYS } from './ports.mjs'
 
 export default async function setup() {
@@ -20,8 +27,12 @@ export default async function setup() {
   const fixturePort = Number(process.env.TEST_FIXTURE_PORT)
   const dohPort = Number(process.env.TEST_DOH_PORT)
   const upstreamPort = await freePort()
-  const inference = await startInferenceServer(upstreamPort, TEST_SIGNING_KEYS.inference, STUB_SEGMENTER)
-  const proxy = await startInferenceProxy(proxyPort, upstreamPort)
+  const slowPort = await freePort()
+  const [inference, slow] = await Promise.all([
+    startInferenceServer(upstreamPort, TEST_SIGNING_KEYS.inference, STUB_SEGMENTER),
+    startInferenceServer(slowPort, TEST_SIGNING_KEYS.inference, SLOW_STUB_SEGMENTER),
+  ])
+  const proxy = await startInferenceProxy(proxyPort, { port: upstreamPort, slowPort })
   const fixtures = await startFixtureServer(fixturePort, proxy, () => outputLines(inference))
   const doh = await startDohServer(dohPort)
   return async () => {
@@ -30,6 +41,6 @@ export default async function setup() {
     await new Promise((r) => doh.close(r))
     proxy.server.closeAllConnections()
     await new Promise((r) => proxy.server.close(r))
-    await stopProcess(inference)
+    await Promise.all([stopProcess(inference), stopProcess(slow)])
   }
 }

@@ -18,10 +18,18 @@ export const TEST_INFERENCE_LIMITS = { INFERENCE_CONCURRENCY: '1', INFERENCE_QUE
 
 /**
  * The same small server with the test-only stub segmenter instead of the model (the Worker tests,
- * test/helpers/global-setup.ts). Each stub run takes 200 ms, so nine jobs still keep the server
- * saturated long enough to be seen (saturation.test.ts) while costing a fraction of a model run.
+ * test/helpers/global-setup.ts). Each stub run takes 50 ms, a fraction of a model run: long enough
+ * that a job is seen in flight, short enough that the stage's hundreds of jobs do not wait on it
+ * (200 ms a run cost the stage ~30 s of its ~185 s, session 16).
  */
-export const STUB_SEGMENTER = { ...TEST_INFERENCE_LIMITS, INFERENCE_SEGMENTER: 'stub', INFERENCE_STUB_DELAY_MS: '200' }
+export const STUB_SEGMENTER = { ...TEST_INFERENCE_LIMITS, INFERENCE_SEGMENTER: 'stub', INFERENCE_STUB_DELAY_MS: '50' }
+
+/**
+ * A second stub server whose runs take 200 ms, behind the test proxy's 'slow' mode: nine jobs keep
+ * it saturated long enough for its readiness to be seen saying so (saturation.test.ts: ~5 of ~47
+ * polls, against 1 of 22 at 50 ms).
+ */
+export const SLOW_STUB_SEGMENTER = { ...STUB_SEGMENTER, INFERENCE_STUB_DELAY_MS: '200' }
 
 /** The last lines a started server wrote to stdout (its JSON logs), for tests that follow a trace. */
 const OUTPUT_LINES = new WeakMap<ChildProcess, string[]>()

@@ -1,8 +1,8 @@
 /**
  * A real HTTP proxy in front of the real inference server, used by the Worker tests to make the
  * inference server unreachable, saturated, die in the middle of a removal, hold a removal in
- * flight until the Worker gives up on it, freeze (before or during a removal), or report that
- * its work failed, on demand.
+ * flight until the Worker gives up on it, freeze (before or during a removal), report that its
+ * work failed, or go to a slower server, on demand.
  */
 import { createServer, request, type Server, type ServerResponse } from 'node:http'
 import { encodeFrame, FRAMES_CONTENT_TYPE } from '../../src/contract/frames'
@@ -80,7 +80,11 @@ function holdAtOutput(up: NodeJS.ReadableStream, res: ServerResponse, hold: (rel
   })
 }
 
-export function startInferenceProxy(port: number, upstreamPort: number): Promise<InferenceProxy> {
+/** `upstream.port`: the server every mode forwards to but 'slow', which forwards to `upstream.slowPort`. */
+export function startInferenceProxy(
+  port: number,
+  upstream: { port: number; slowPort: number },
+): Promise<InferenceProxy> {
   const held = new Set<ServerResponse>()
   let heldAtOutput: Array<() => void> = []
   const proxy: InferenceProxy = {
@@ -182,8 +186,9 @@ export function startInferenceProxy(port: number, upstreamPort: number): Promise
         : { status: 'saturated', running: 1, queued: 8 }
       return res.end(JSON.stringify(body))
     }
-    const upstream = request(
-      { host: '127.0.0.1', port: upstreamPort, method: req.method, path: req.url, headers: req.headers },
+    const to = proxy.mode === 'slow' ? upstream.slowPort : upstream.port
+    const forwarded = request(
+      { host: '127.0.0.1', port: to, method: req.method, path: req.url, headers: req.headers },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers)
         if (proxy.mode === 'hold-output' && holdsOutput && up.statusCode === 200) {
@@ -196,8 +201,8 @@ export function startInferenceProxy(port: number, upstreamPort: number): Promise
         up.pipe(res)
       },
     )
-    upstream.on('error', () => res.destroy())
-    req.pipe(upstream)
+    forwarded.on('error', () => res.destroy())
+    req.pipe(forwarded)
   })
   // Idle connections stay open until the client (workerd's pool) closes them: one Node closed after
   // its 5 s keep-alive could be taken up at that instant (a CI run: "Network connection lost").

@@ -10,3 +10,5 @@ export type ProxyMode =
   | 'frozen'
   | 'freeze-on-remove'
   | 'fail-next-remove'
+  /** Everything forwarded, to the slow stub server (200 ms a run; inference-process.ts). */
+  | 'slow'

@@ -12,7 +12,7 @@ import type { ProxyMode } from '../helpers/proxy-modes'
 export const BASE = 'https://api.test'
 
 /**
- * Time budgets. These tests run on the stub segmenter (200 ms a run, test/helpers/global-setup.ts),
+ * Time budgets. These tests run on the stub segmenter (50 ms a run, test/helpers/inference-process.ts),
  * but the budgets still allow for the real model, which takes 1–3 s a removal end to end on this
  * 2-core box, up to ~8 s when other work shares the cores, so pointing the tests at a real server
  * stays possible. Budgets hold on a machine four times slower than
