@@ -2,8 +2,14 @@ import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
-    // …and the test runner's own helpers that need no stack (test/helpers/stalled-run.test.ts).
-    include: ['test/contract/**/*.test.ts', 'test/deploy/**/*.test.ts', 'test/helpers/**/*.test.ts'],
+    // …the local D1 session `npm start` prepares (test/local), and the test runner's own helpers
+    // that need no stack (test/helpers/stalled-run.test.ts).
+    include: [
+      'test/contract/**/*.test.ts',
+      'test/deploy/**/*.test.ts',
+      'test/local/**/*.test.ts',
+      'test/helpers/**/*.test.ts',
+    ],
     environment: 'node',
     // One fork for the four files, not one each (~2.5 CPU-s of start-up and imports per file): they
     // mock nothing; the two that build /openapi.json import the app, which imports
