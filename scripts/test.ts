@@ -91,7 +91,8 @@ const STAGES: Stage[] = [
   { name: 'model', steps: [prepareModel] },
   {
     name: 'inference',
-    // prepareModel again for `npm test -- inference` alone, rather than inside the first test file's beforeAll.
+    // prepareModel for `npm test -- inference` alone, rather than inside the first test file's
+    // beforeAll; dropped when the model stage runs in the same `npm test` (below).
     steps: [prepareModel, { ...vitest([]), cwd: join(root, 'inference-server') }],
   },
   { name: 'contract', steps: [vitest(['--config', 'vitest.contract.config.mts'])] },
@@ -261,6 +262,11 @@ async function runLane(lane: Stage[], buffered: boolean): Promise<void> {
 
 await buildWeb()
 process.env[WEB_PREBUILT_ENV] = '1'
+// The inference stage prepares the model itself only when run without the model stage.
+if (selected.some((s) => s.name === 'model')) {
+  for (const stage of selected)
+    if (stage.name === 'inference') stage.steps = stage.steps.filter((s) => s !== prepareModel)
+}
 await runChecks(CHECKS.flatMap((name) => selected.filter((s) => s.name === name)))
 const inLane = (stage: Stage) => LANES.some((lane) => lane.includes(stage.name))
 for (const stage of selected.filter((s) => !inLane(s) && !CHECKS.includes(s.name))) {

@@ -35,19 +35,22 @@ export default async function setup(project: TestProject) {
   const dohPort = await freePort()
   const doh = await startDohServer(dohPort)
   const closeDoh = () => new Promise((resolve) => doh.close(resolve))
-  // One Chromium for the stage's web test files (test/helpers/browser.ts).
-  const chromium = await startChromiumServer().catch(async (err) => {
-    await closeDoh()
-    throw err
-  })
+  // One Chromium for the stage's web test files (test/helpers/browser.ts), launched while the stack starts.
+  const [launched, started] = await Promise.allSettled([
+    startChromiumServer(),
+    provideStack(project, { ...E2E_STACK_ENV, DNS_RESOLVER_URL: `http://127.0.0.1:${dohPort}/dns-query` }),
+  ])
+  if (launched.status === 'rejected' || started.status === 'rejected') {
+    await Promise.all([
+      launched.status === 'fulfilled' && launched.value.close(),
+      started.status === 'fulfilled' && started.value(),
+      closeDoh(),
+    ])
+    throw launched.status === 'rejected' ? launched.reason : (started as PromiseRejectedResult).reason
+  }
+  const chromium = launched.value
+  const stop = started.value
   project.provide('chromiumEndpoint', chromium.wsEndpoint())
-  const stop = await provideStack(project, {
-    ...E2E_STACK_ENV,
-    DNS_RESOLVER_URL: `http://127.0.0.1:${dohPort}/dns-query`,
-  }).catch(async (err) => {
-    await Promise.all([chromium.close(), closeDoh()])
-    throw err
-  })
   return async () => {
     await Promise.all([stop(), chromium.close(), closeDoh()])
   }
