@@ -3,9 +3,9 @@
  * globalSetup for every file of the stage: `npm start` in local mode (test/e2e/local-mode.test.ts),
  * early refusals, "Try it" and large results, then the SDK, the CLI, the MCP server (remote and
  * `cutout mcp`), the Python client, the contract walk through Prism and the page. A start costs
- * ~40 s on two cores, so the stage pays it once. The fault tests (test/e2e/faults.test.ts) kill and
- * stop their processes: that stage starts its own, and it is there that `npm start` is stopped by
- * SIGTERM.
+ * ~15 s on a quiet two-core box (more beside other stages), so the stage pays it once. The fault
+ * tests (test/e2e/faults.test.ts) kill and stop their processes: that stage starts its own, and it
+ * is there that `npm start` is stopped by SIGTERM.
  *
  * - The SSRF guard resolves names through a DNS-over-HTTPS server on 127.0.0.1
  *   (DNS_RESOLVER_URL), never wrangler.toml's public resolver.

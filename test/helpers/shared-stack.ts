@@ -1,8 +1,8 @@
 /**
  * One local stack (`npm start`, the real model) shared by the files of a test stage, started once
  * by the stage's globalSetup (test/helpers/e2e-stack.ts) instead of each file waiting for a start
- * of its own (~40 s each on two cores). Files that need a stack of
- * their own (one they kill, restart or spend the rate window of) still start it themselves.
+ * of its own (~15 s each on a quiet two-core box, more beside other stages). Files that need a
+ * stack of their own (one they kill, restart or spend the rate window of) still start it themselves.
  */
 import { inject } from 'vitest'
 import type { TestProject } from 'vitest/node'
