@@ -1,7 +1,10 @@
 /**
- * Headless Chromium for the page's tests: Debian's `chromium` package (`.ci/run` installs it when
- * missing) driven by playwright-core, which ships no browser of its own. The flags keep it from
- * reaching out to Google's services, which this machine's closed network refuses (STACK.md).
+ * Headless Chromium for the page's tests: Debian's `chromium-headless-shell` package (`.ci/run`
+ * installs it when missing), else its `chromium`, driven by playwright-core, which ships no browser
+ * of its own. The headless shell is the same Chromium without the browser's UI layers, as
+ * Playwright itself runs headless tests: the five web test files took half the CPU with it (46
+ * against 90 CPU-s, 97 against 122 s, one run after the other; docs/decisions.md). The flags keep it
+ * from reaching out to Google's services, which this machine's closed network refuses (STACK.md).
  *
  * The e2e stage starts one Chromium for all its files (test/helpers/e2e-stack.ts,
  * `startChromiumServer`) and each web test file connects to it: a launch costs seconds of CPU on a
@@ -18,12 +21,19 @@ declare module 'vitest' {
   }
 }
 
-const CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser']
+const CANDIDATES = [
+  process.env.CHROMIUM_PATH,
+  '/usr/bin/chromium-headless-shell',
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+]
 
 export function chromiumPath(): string {
   const found = CANDIDATES.find((p): p is string => Boolean(p) && existsSync(p as string))
   if (!found)
-    throw new Error('No Chromium: install Debian’s chromium package (apt-get install chromium) or set CHROMIUM_PATH')
+    throw new Error(
+      'No Chromium: install Debian’s chromium-headless-shell or chromium package (apt-get install …) or set CHROMIUM_PATH',
+    )
   return found
 }
 
