@@ -166,12 +166,27 @@ export function fitRegion(region: Size, recipe: Recipe): Size & { content: Pixel
  * of the four extreme boxes gives the smallest). Over `MAX_RENDER_PIXELS`, the render cannot succeed.
  */
 export function smallestCanvas(photo: Size, recipe: Recipe): Size {
-  if (!recipe.crop) return fitRegion(recipeRegion(photo, null, recipe), recipe)
+  return extremeCanvases(photo, recipe).reduce((a, b) => (b.width * b.height < a.width * a.height ? b : a))
+}
+
+/**
+ * The most pixels a recipe renders from a `photo`-sized source, whatever its mask: the largest of
+ * the extreme canvases (`smallestCanvas` says why they bound every box), and never more than
+ * `MAX_RENDER_PIXELS`, past which the render refuses. An export's inference deadline counts them.
+ * @example largestCanvasPixels({ width: 512, height: 512 }, { version: 1, width: 7000 }) // 49_000_000
+ */
+export function largestCanvasPixels(photo: Size, recipe: Recipe): number {
+  const pixels = extremeCanvases(photo, recipe).map((canvas) => canvas.width * canvas.height)
+  return Math.min(MAX_RENDER_PIXELS, Math.max(...pixels))
+}
+
+/** The canvas without `crop`; with it, the canvases of the four extreme boxes (1 or the photo's side each way). */
+function extremeCanvases(photo: Size, recipe: Recipe): Size[] {
+  if (!recipe.crop) return [fitRegion(recipeRegion(photo, null, recipe), recipe)]
   const sides = (n: number) => [1, n]
-  const canvases = sides(photo.width).flatMap((width) =>
+  return sides(photo.width).flatMap((width) =>
     sides(photo.height).map((height) => fitRegion(recipeRegion(photo, { x: 0, y: 0, width, height }, recipe), recipe)),
   )
-  return canvases.reduce((a, b) => (b.width * b.height < a.width * a.height ? b : a))
 }
 
 /**

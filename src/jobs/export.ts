@@ -4,7 +4,7 @@
  * with a recipe into png, webp, jpeg, zip or psd. Holds no credit; the result is kept 24 hours
  * like a job's; reports `image.export.completed.v1` to webhooks and the project's stream.
  */
-import type { ExportFormat, ExportRequest, Recipe } from '../contract/editing'
+import { type ExportFormat, type ExportRequest, largestCanvasPixels, type Recipe, type Size } from '../contract/editing'
 import { jsonPart } from '../contract/signing'
 import { describeExport } from '../services/exports'
 import { type JobKind, type StoredObject, sourcePart } from './kind'
@@ -16,6 +16,8 @@ export interface ExportInput {
   recipe: Recipe
   source: StoredObject
   mask: StoredObject
+  /** The source's size, which with the recipe bounds what the render makes (absent on exports stored before it). */
+  photo?: Size
 }
 
 export const exportKind: JobKind<ExportInput> = {
@@ -29,6 +31,7 @@ export const exportKind: JobKind<ExportInput> = {
       await sourcePart(env, 'mask', input.mask),
     ]
   },
+  outputPixels: ({ photo, recipe }) => (photo ? largestCanvasPixels(photo, recipe) : 0),
   outputKey: ({ jobId, input }) => `exports/${jobId}.${input.format}`,
   report: {
     event: 'image.export.completed.v1',

@@ -42,6 +42,11 @@ export interface JobKind<Input> {
    * call's deadline scales with it (src/services/deadlines.ts). Default 1.
    */
   workScale?(input: Input): number
+  /**
+   * Pixels the call makes beyond those it reads, counted in its deadline like its inputs' (an
+   * export's canvas: 49 MP from a 1 MP photo). Default 0: a mask or cutout is its source's size.
+   */
+  outputPixels?(input: Input): number
   /** The job's level (quality) as its logs and datapoints name it, for kinds that have one. */
   level?(input: Input): string
   /** The R2 key of an output (null: not kept). The output named `result` becomes the job's result. */

@@ -28,16 +28,23 @@ export const DEADLINE_DEFAULTS = {
 
 export type DeadlineConfig = { -readonly [K in keyof typeof DEADLINE_DEFAULTS]: number }
 
-/** What a call works on: the input's pixels (all images together) and how heavy the kind and level are. */
+/**
+ * What a call works on: the pixels it reads (all images together) and those it makes beyond them
+ * (an export's canvas, which a recipe may make far larger than its photo), and how heavy the kind
+ * and level are.
+ */
 export interface CallWork {
   pixels: number
   /** The kind's and level's factor: 1 for a balanced removal (see each `JobKind.workScale`). */
   scale: number
 }
 
-/** The work of a call with these parts: the pixels its images declare, at the kind's scale (default 1). */
-export function callWork(parts: { pixels?: number }[], scale = 1): CallWork {
-  return { pixels: parts.reduce((sum, p) => sum + (p.pixels ?? 0), 0), scale }
+/**
+ * The work of a call with these parts: the pixels its images declare and `made` (its kind's
+ * `outputPixels`, default 0), at the kind's scale (default 1).
+ */
+export function callWork(parts: { pixels?: number }[], scale = 1, made = 0): CallWork {
+  return { pixels: parts.reduce((sum, p) => sum + (p.pixels ?? 0), made), scale }
 }
 
 /**

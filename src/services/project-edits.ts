@@ -140,6 +140,7 @@ export function acceptExport(ctx: AcceptContext, project: ProjectRow, req: Expor
               recipe,
               source: sourceOf(project),
               mask: revisionMask(revision),
+              photo: { width: project.width, height: project.height },
             },
           },
         ],

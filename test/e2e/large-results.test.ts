@@ -22,10 +22,9 @@ const EXPORT_TIMEOUT_MS = 600_000
 const TERMINAL: readonly string[] = TERMINAL_STATUSES
 
 /**
- * The e2e stage's shared stack. Its inference calls get a 10-minute deadline base
- * (test/helpers/e2e-stack.ts): the export's call would otherwise get the default deadline of its
- * 1 MP photo (64 s), which a 49 MP render on a loaded test machine can pass; the test is about the
- * stack staying up, so the deadline is not what it waits on.
+ * The e2e stage's shared stack, with production's deadlines: the export's call counts the 49 MP it
+ * renders (60 s + 4 s × 49.5 MP), not only its photo (64 s, which a 49 MP render on a loaded test
+ * machine could pass; test/worker/failures.test.ts holds the rule).
  */
 let stack: SharedStack
 

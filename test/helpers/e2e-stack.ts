@@ -9,10 +9,8 @@
  *
  * - The SSRF guard resolves names through a DNS-over-HTTPS server on 127.0.0.1
  *   (DNS_RESOLVER_URL), never wrangler.toml's public resolver.
- * - An inference call's deadline scales with its input's pixels, not its output's, so the 49 MP
- *   export of test/e2e/large-results.test.ts (from a 0.26 MP photo) gets a 10-minute base: that
- *   test is about the stack staying up, not about the deadline, which test/e2e/faults.test.ts
- *   covers.
+ * - Production's inference deadlines: an export's counts the canvas it renders (the 49 MP export
+ *   of test/e2e/large-results.test.ts gets 60 s + 4 s × 49.5 MP), so none needs a longer base.
  * - Four anonymous removals a day, not production's seven. The page test (web/test/page.test.ts) is
  *   the only file that makes anonymous previews, so it finds 127.0.0.1's daily allowance whole
  *   whatever ran before it (the early refusals' anonymous requests are refused before a job is
@@ -29,7 +27,7 @@ import { provideStack, type SharedStack, sharedStack } from './shared-stack'
 
 export type E2eStack = SharedStack
 
-export const E2E_STACK_ENV = { INFERENCE_DEADLINE_BASE_MS: '600000', ANONYMOUS_DAILY_REMOVALS: '4' }
+export const E2E_STACK_ENV = { ANONYMOUS_DAILY_REMOVALS: '4' }
 
 export default async function setup(project: TestProject) {
   const dohPort = await freePort()

@@ -145,6 +145,7 @@ export function startInferenceProxy(
     // Like a server SIGSTOPped while its model runs: ready until a removal arrives, then frozen
     // for that removal and everything after it.
     if (proxy.mode === 'freeze-on-remove' && isRemove) proxy.mode = 'frozen'
+    if (proxy.mode === 'freeze-on-export' && req.url?.startsWith('/v1/export')) proxy.mode = 'frozen'
     if (proxy.mode === 'frozen') {
       // The kernel still accepts connections for a stopped process; nothing ever answers.
       proxy.frozenRequests += 1

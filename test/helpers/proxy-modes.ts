@@ -9,6 +9,8 @@ export type ProxyMode =
   | 'hold-output'
   | 'frozen'
   | 'freeze-on-remove'
+  /** Like 'freeze-on-remove', for an export's render. */
+  | 'freeze-on-export'
   | 'fail-next-remove'
   /** Everything forwarded, to the slow stub server (200 ms a run; inference-process.ts). */
   | 'slow'

@@ -15,6 +15,7 @@ import {
   waitFor,
   waitForStatus,
 } from './helpers'
+import { createProject, jobEnded, succeededRemoval } from './project-helpers'
 
 /**
  * The Worker's bindings. The tests and the Worker (its Durable Objects included) share this one
@@ -188,5 +189,35 @@ describe('when the inference server is frozen (connections accepted, nothing ans
     )
     expect((await inferenceStats()).removeCalls, 'a retry reached the server and lost it').toBeGreaterThanOrEqual(1)
     expect(await usage(key)).toMatchObject({ held: 0, used: 0, available: 3 })
+  })
+
+  it("an export's call deadline counts the pixels its recipe renders, not only its photo's", async () => {
+    const { key } = await seedWorkspace({ credits: 3 })
+    const project = await createProject(key, await succeededRemoval(key, 'astronaut.png'))
+    setBindings({ INFERENCE_DEADLINE_BASE_MS: '1000', INFERENCE_DEADLINE_PER_MP_MS: '1' })
+    await setInferenceMode('freeze-on-export')
+    // 7000 px wide from the 512×512 photo: a 7000×7000 canvas, 49 MP, beside the 0.26 MP photo and mask.
+    const res = await api(`/v1/projects/${project.id}/exports`, {
+      method: 'POST',
+      key,
+      json: { format: 'png', recipe: { version: 1, width: 7000 } },
+      headers: { prefer: 'wait=0' },
+    })
+    expect(res.status).toBe(202)
+    const created = (await res.json()) as { id: string }
+    await waitFor(async () => (await inferenceStats()).frozenRequests >= 1, 'the render to reach the server')
+    setBindings({ INFERENCE_READY_TIMEOUT_MS: '500' })
+    await jobEnded(created.id)
+    const exported = await api(`/v1/projects/${project.id}/exports/${created.id}`, { key })
+    expect(exported.status).toBe(200)
+    // 1 s + 1 ms × 49.5 MP. Counting only the pixels the call reads gave the photo's 1001 ms.
+    expect(await exported.json()).toMatchObject({
+      status: 'failed',
+      error: {
+        code: 'processor_unavailable',
+        message:
+          "The inference server did not answer within the call's deadline of 1050 ms; no inference server was ready after that",
+      },
+    })
   })
 })
