@@ -189,7 +189,8 @@ export class JobRun extends DurableObject<Env> {
     this.#abort = abort
     // A frozen server holds the call open forever: past its deadline the call is aborted and the
     // attempt counts as a lost server (retried elsewhere, or the job fails processor_unavailable).
-    const deadlineMs = callDeadlineMs(this.#services.config.deadlines, callWork(parts, kind.workScale?.(state.input)))
+    const work = callWork(parts, kind.workScale?.(state.input), kind.outputPixels?.(state.input))
+    const deadlineMs = callDeadlineMs(this.#services.config.deadlines, work)
     const deadline = AbortSignal.timeout(deadlineMs)
     const signal = AbortSignal.any([abort.signal, deadline])
     let outcome: CallOutcome
