@@ -1,8 +1,8 @@
 /**
  * `npm test`: every stage (lint and format, typecheck, the deploy check, inference server, OpenAPI
- * contract, Worker in workerd, the fault tests, and end to end: local mode, the SDK, CLI, MCP
- * server, Python client, Prism's contract walk and the page against one `npm start`), in the lanes
- * below. A failing stage does not stop the later ones, so one run shows everything that is broken;
+ * contract, Worker in workerd, and end to end: local mode, the SDK, CLI, MCP server, Python
+ * client, Prism's contract walk, the page and the fault tests against one `npm start`), in the
+ * lanes below. A failing stage does not stop the later ones, so one run shows everything that is broken;
  * the exit code is non-zero when any stage failed.
  *
  * Stages run their tools directly (not through nested `npm run`), so a passing run prints what
@@ -101,13 +101,11 @@ const STAGES: Stage[] = [
     name: 'worker',
     steps: [vitest(['--config', 'vitest.worker.config.mts'], ['./test/helpers/stalled-run.ts'])],
   },
-  // The inference server killed and frozen under `npm start`, then `npm start` stopped by SIGTERM
-  // (test/e2e/faults.test.ts).
-  { name: 'faults', steps: [vitest(['--config', 'vitest.faults.config.mts'])] },
   // Local mode end to end, then the SDK and CLI as users get them (built), the MCP server, the
   // Python client (`/usr/bin/python3 -m pytest clients/python`, run by test/clients/python.test.ts),
   // the contract walk through Prism's validating proxy (test/clients/prism.test.ts) and the page,
-  // all against one local stack (test/helpers/e2e-stack.ts).
+  // all against one local stack (test/helpers/e2e-stack.ts); last, that stack's inference server
+  // killed and frozen, then `npm start` stopped by SIGTERM (test/e2e/faults.test.ts).
   {
     name: 'e2e',
     steps: [
@@ -187,21 +185,21 @@ async function run(stage: Stage, buffer?: string[]): Promise<number> {
 
 /**
  * Lanes of stages run side by side, each lane's stages one after the other, after the checks
- * (CHECKS), which keep both cores busy by themselves. Measured in session 14 with every
- * process's CPU time read from /proc (docs/decisions.md): the inference stage keeps both cores busy
- * too, so it goes beside the fault tests, which mostly wait (on their stack's start, on deadlines
- * and retry backoffs of a frozen server); then the Worker stage (one file at a time) beside the
- * end-to-end stage (a stack, the model and a browser behind HTTP), which is the longest. Anything
- * more beside the end-to-end stage slowed it by more than it gained: a third lane (again in session
- * 15, the fault tests alone, with model runs at half their old CPU: 642 s against 603 s), the CPU-bound
- * stages niced beside everything, and lint and typecheck at the end of the first lane were each
- * tried. Each stage has its own servers on free ports; the page is built once before
- * (WEB_PREBUILT_ENV) so none deletes it under another. The first lane prints as it goes; the
- * others' stages are printed whole as each ends.
+ * (CHECKS), which keep both cores busy by themselves. Measured with every process's CPU time read
+ * from /proc (docs/decisions.md, sessions 14–17): the inference stage keeps both cores busy, so it
+ * goes last, beside the end of the end-to-end stage, whose fault tests mostly wait (on deadlines
+ * and retry backoffs of a frozen server, on a restart); the Worker stage (one file at a time, about
+ * one core) goes first, beside the contract tests and the bulk of the end-to-end stage (a stack,
+ * the model and a browser behind HTTP). Anything more beside the end-to-end stage slowed it by more
+ * than it gained: a third lane (session 15: 642 s against 603 s), the CPU-bound stages niced beside
+ * everything, and lint and typecheck at the end of the first lane were each tried. Each stage has
+ * its own servers on free ports; the page is built once before (WEB_PREBUILT_ENV) so none deletes
+ * it under another. The first lane prints as it goes; the others' stages are printed whole as each
+ * ends.
  */
 const LANES: string[][] = [
-  ['inference', 'contract', 'worker'],
-  ['faults', 'e2e'],
+  ['worker', 'inference'],
+  ['contract', 'e2e'],
 ]
 
 /**

@@ -4,46 +4,41 @@
  * the job in flight succeeds on a retry; frozen mid-job (SIGSTOP), the call is aborted at its
  * deadline and the job fails `processor_unavailable` with its hold released, readiness says
  * unavailable and new jobs are refused, until SIGCONT. Last, `npm start` stops both servers on
- * SIGTERM (here, on the stack this file starts anyway, rather than a stack of its own).
+ * SIGTERM.
  *
- * Deadlines are shortened through `npm start`'s pass-through variables so the frozen case ends
- * in under a minute: a call may take 20 s + 2 s per megapixel (the 0.26 MP photo counts as one),
- * a readiness check 1 s. 20 s, not less: `npm test` runs these beside the inference tests, which
- * keep both cores busy, and a healthy call must never meet its deadline. Such a call takes ~1.5 s
- * alone (a fresh server's first run ~3 s) since sessions keep their memory (session 15). The base
- * was 30 s when the same call took 3–11 s.
+ * On the e2e stage's shared stack, as the stage's last file (test/helpers/last-files.ts): it ends
+ * the stack. The stack's deadlines are shortened (test/helpers/e2e-stack.ts) so the frozen case
+ * ends in under a minute: a call may take 20 s + 2 s per megapixel (the 0.26 MP photo counts as
+ * one), a readiness check 1 s.
  */
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { connect } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { TERMINAL_STATUSES } from '../../src/contract/stages'
-import { type LocalStack, processesUsing, startLocalStack } from '../helpers/local-stack'
+import { e2eStack } from '../helpers/e2e-stack'
+import { processesUsing } from '../helpers/local-stack'
+import type { SharedStack } from '../helpers/shared-stack'
 
 const PNG = readFileSync(new URL('../fixtures/astronaut.png', import.meta.url))
 const OPTIONS = { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' } as const
+/** The stack's deadline for this photo's call: 20 s + 2 s × 1 MP (E2E_STACK_ENV). */
 const DEADLINE_MS = 22_000
-const STACK_ENV = {
-  INFERENCE_DEADLINE_BASE_MS: '20000',
-  INFERENCE_DEADLINE_PER_MP_MS: '2000',
-  INFERENCE_READY_TIMEOUT_MS: '1000',
-}
 /** After the deadline: up to 5 more attempts, each a 1 s readiness check and a backoff of at most 16 s. */
 const RETRIES_MS = 5 * 1000 + (1 + 2 + 4 + 8 + 16) * 1000
 /** Generous, for a machine four times slower and busy; a stuck job fails with its state. */
 const JOB_TIMEOUT_MS = 150_000
 const TERMINAL: readonly string[] = TERMINAL_STATUSES
 
-let stack: LocalStack
+let stack: SharedStack
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-beforeAll(async () => {
-  stack = await startLocalStack(STACK_ENV)
+beforeAll(() => {
+  stack = e2eStack()
 })
 
-afterAll(async () => {
-  await stack?.stop()
-})
+/** What `npm start` printed so far. */
+const output = () => readFileSync(stack.outputFile, 'utf8')
 
 function api(path: string, init: RequestInit = {}): Promise<Response> {
   const headers = new Headers(init.headers)
@@ -89,8 +84,8 @@ async function finalJob(jobId: string) {
 
 /** The pid of the inference server's current run, as `npm start` logs it. */
 function inferencePid(): number {
-  const pids = [...stack.output().matchAll(/inference server started \(pid (\d+)\)/g)]
-  if (!pids.length) throw new Error(`no inference pid logged:\n${stack.output()}`)
+  const pids = [...output().matchAll(/inference server started \(pid (\d+)\)/g)]
+  if (!pids.length) throw new Error(`no inference pid logged:\n${output()}`)
   return Number(pids.at(-1)![1])
 }
 
@@ -109,8 +104,8 @@ describe('npm start supervises the inference server', () => {
 
     const final = await finalJob(job.id)
     expect(final, JSON.stringify(final)).toMatchObject({ status: 'succeeded', error: null })
-    expect(stack.output()).toMatch(/\[start\] inference server exited with code 137; restarting in \d+\.\d s/)
-    expect(stack.output()).toMatch(/\[start\] inference server is back: ready/)
+    expect(output()).toMatch(/\[start\] inference server exited with code 137; restarting in \d+\.\d s/)
+    expect(output()).toMatch(/\[start\] inference server is back: ready/)
     expect(inferencePid()).not.toBe(killed)
     expect((await fetch(new URL('/health/ready', stack.baseUrl))).status).toBe(200)
     expect((await usage()).held).toBe(0)
@@ -155,6 +150,16 @@ describe('a frozen inference server (SIGSTOP)', () => {
   })
 })
 
+/** Whether a process `pid` is there (signal 0 checks without sending anything). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1')
@@ -168,17 +173,17 @@ function portOpen(port: number): Promise<boolean> {
 
 describe('npm start (local mode)', () => {
   it('stops both servers on SIGTERM and exits', async () => {
-    const { process: start, ports, stateDir } = stack
-    const exited = new Promise((resolve) => start.once('exit', resolve))
+    const { pid, ports, stateDir } = stack
     expect(await portOpen(ports.edge)).toBe(true)
     expect(await portOpen(ports.inference)).toBe(true)
     const stoppedAt = Date.now()
-    start.kill('SIGTERM') // the npm process itself, as a supervisor would
+    process.kill(pid, 'SIGTERM') // the npm process itself, as a supervisor would
     const deadline = stoppedAt + 15_000
-    while (Date.now() < deadline && !/^\[start\] stopped$/m.test(stack.output())) await sleep(200)
-    expect(stack.output(), stack.output().split('\n').slice(-40).join('\n')).toMatch(/^\[start\] stopped$/m)
-    await Promise.race([exited, sleep(Math.max(0, deadline - Date.now()))])
-    expect(start.exitCode !== null || start.signalCode !== null).toBe(true)
+    while (Date.now() < deadline && !/^\[start\] stopped$/m.test(output())) await sleep(200)
+    expect(output(), output().split('\n').slice(-40).join('\n')).toMatch(/^\[start\] stopped$/m)
+    // npm start is vitest's main process's child (the stage's globalSetup), which reaps it once it exits.
+    while (Date.now() < deadline && running(pid)) await sleep(100)
+    expect(running(pid), 'npm start exited').toBe(false)
     expect(Date.now() - stoppedAt).toBeLessThan(15_000)
     expect(await portOpen(ports.edge)).toBe(false)
     expect(await portOpen(ports.inference)).toBe(false)

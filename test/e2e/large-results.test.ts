@@ -22,9 +22,9 @@ const EXPORT_TIMEOUT_MS = 600_000
 const TERMINAL: readonly string[] = TERMINAL_STATUSES
 
 /**
- * The e2e stage's shared stack, with production's deadlines: the export's call counts the 49 MP it
- * renders (60 s + 4 s × 49.5 MP), not only its photo (64 s, which a 49 MP render on a loaded test
- * machine could pass; test/worker/failures.test.ts holds the rule).
+ * The e2e stage's shared stack. The export's call deadline counts the 49 MP it renders (20 s + 2 s
+ * × 49.5 MP on this stack, test/helpers/e2e-stack.ts), not only its photo (22 s, which a 49 MP
+ * render on a loaded test machine can pass; test/worker/failures.test.ts holds the rule).
  */
 let stack: SharedStack
 

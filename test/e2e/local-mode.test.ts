@@ -3,7 +3,7 @@
  * sourceUrl from a local server allowed by SSRF_ALLOWLIST), the signed result URL fetched without
  * the key, every input format of SPEC.md §8 through the upload flow, what each removal option does
  * to the result's pixels, the SSRF guard resolving names through DNS_RESOLVER_URL (a DNS-over-HTTPS server on
- * 127.0.0.1). A clean stop on SIGTERM is test/e2e/faults.test.ts's, on the stack it starts.
+ * 127.0.0.1). A clean stop on SIGTERM is test/e2e/faults.test.ts's, the last file on the same stack.
  *
  * The stack is the stage's one `npm start` (test/helpers/e2e-stack.ts): free ports, its own local
  * D1/R2/Durable Object state (LOCAL_STATE_DIR in a temporary directory), so a developer's

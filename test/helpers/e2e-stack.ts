@@ -2,15 +2,20 @@
  * The e2e stage's one stack (test/helpers/shared-stack.ts), started by vitest.e2e.config.mts's
  * globalSetup for every file of the stage: `npm start` in local mode (test/e2e/local-mode.test.ts),
  * early refusals, "Try it" and large results, then the SDK, the CLI, the MCP server (remote and
- * `cutout mcp`), the Python client, the contract walk through Prism and the page. A start costs
- * ~15 s on a quiet two-core box (more beside other stages), so the stage pays it once. The fault
- * tests (test/e2e/faults.test.ts) kill and stop their processes: that stage starts its own, and it
- * is there that `npm start` is stopped by SIGTERM.
+ * `cutout mcp`), the Python client, the contract walk through Prism and the page, and last the
+ * fault tests (test/e2e/faults.test.ts), which kill and freeze its inference server and stop
+ * `npm start` by SIGTERM. A start costs ~15 s on a quiet two-core box (more beside other stages),
+ * and ~35 CPU-s, so the stage pays it once.
  *
  * - The SSRF guard resolves names through a DNS-over-HTTPS server on 127.0.0.1
  *   (DNS_RESOLVER_URL), never wrangler.toml's public resolver.
- * - Production's inference deadlines: an export's counts the canvas it renders (the 49 MP export
- *   of test/e2e/large-results.test.ts gets 60 s + 4 s × 49.5 MP), so none needs a longer base.
+ * - Inference deadlines short enough for the fault tests' frozen server to be given up on in
+ *   under a minute: a call may take 20 s + 2 s per megapixel (times the kind's scale), a readiness
+ *   check 1 s. 20 s, not less: the stage runs beside the Worker tests, which keep both cores busy,
+ *   and a healthy call must never meet its deadline. A removal of a small photo takes ~1.5 s
+ *   alone (a fresh server's first ~3 s); the 49 MP export of test/e2e/large-results.test.ts, ~20 s
+ *   on two busy cores, gets 20 s + 2 s × 49.5 MP, as an export's deadline counts the canvas it
+ *   renders.
  * - Four anonymous removals a day, not production's seven. The page test (web/test/page.test.ts) is
  *   the only file that makes anonymous previews, so it finds 127.0.0.1's daily allowance whole
  *   whatever ran before it (the early refusals' anonymous requests are refused before a job is
@@ -27,7 +32,12 @@ import { provideStack, type SharedStack, sharedStack } from './shared-stack'
 
 export type E2eStack = SharedStack
 
-export const E2E_STACK_ENV = { ANONYMOUS_DAILY_REMOVALS: '4' }
+export const E2E_STACK_ENV = {
+  INFERENCE_DEADLINE_BASE_MS: '20000',
+  INFERENCE_DEADLINE_PER_MP_MS: '2000',
+  INFERENCE_READY_TIMEOUT_MS: '1000',
+  ANONYMOUS_DAILY_REMOVALS: '4',
+}
 
 export default async function setup(project: TestProject) {
   const dohPort = await freePort()

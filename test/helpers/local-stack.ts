@@ -5,7 +5,7 @@
  * group and removes the state.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -20,6 +20,8 @@ export interface LocalStack {
   apiKey: string
   /** What `npm start` printed so far (for failure messages). */
   output(): string
+  /** The same, appended to this file as it comes: for a test file in another process (shared-stack.ts). */
+  outputFile: string
   /** The `npm start` process (its own process group), its two servers' ports and its state directory. */
   process: ChildProcess
   ports: { edge: number; inference: number }
@@ -69,8 +71,13 @@ export async function startLocalStack(extraEnv: Record<string, string> = {}): Pr
   const child = spawn('npm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   let output = ''
-  child.stdout!.on('data', (d) => (output += d))
-  child.stderr!.on('data', (d) => (output += d))
+  const outputFile = join(stateDir, 'npm-start.log')
+  const append = (d: Buffer) => {
+    output += d
+    appendFileSync(outputFile, d)
+  }
+  child.stdout!.on('data', append)
+  child.stderr!.on('data', append)
 
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
@@ -100,7 +107,16 @@ export async function startLocalStack(extraEnv: Record<string, string> = {}): Pr
     const base = /^Base URL: (http\S+)$/m.exec(output)
     const key = /^API key: (sk_live_\S+)$/m.exec(output)
     if (base && key)
-      return { baseUrl: base[1], apiKey: key[1], output: () => output, process: child, ports, stateDir, stop }
+      return {
+        baseUrl: base[1],
+        apiKey: key[1],
+        output: () => output,
+        outputFile,
+        process: child,
+        ports,
+        stateDir,
+        stop,
+      }
     if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
       await stop()
       throw new Error(`npm start did not print a Base URL and API key:\n${output.split('\n').slice(-40).join('\n')}`)
