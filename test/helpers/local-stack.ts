@@ -74,7 +74,11 @@ export async function startLocalStack(extraEnv: Record<string, string> = {}): Pr
   const outputFile = join(stateDir, 'npm-start.log')
   const append = (d: Buffer) => {
     output += d
-    appendFileSync(outputFile, d)
+    try {
+      appendFileSync(outputFile, d)
+    } catch {
+      // The state directory is gone: stop() removed it, and what comes after is only kept above.
+    }
   }
   child.stdout!.on('data', append)
   child.stderr!.on('data', append)
