@@ -85,7 +85,7 @@ const STAGES: Stage[] = [
   // The Worker bundled as `wrangler deploy` would: no Node-only import, within the size limit.
   { name: 'deploy', steps: [{ command: bin('tsx'), args: ['scripts/deploy-check.ts'] }] },
   // The model reassembled and its size-agnostic graph built and verified against it on a fresh
-  // clone (~15 s when the rewrite is one already checked on this runtime, verified-graphs.ts; over
+  // clone (~5 s when the rewrite is one already checked on this runtime, verified-graphs.ts; over
   // a minute when the check must run), once, before anything loads it: otherwise the first stack's
   // inference server and the inference tests would each do it, side by side.
   { name: 'model', steps: [prepareModel] },
@@ -203,10 +203,11 @@ const LANES: string[][] = [
 ]
 
 /**
- * The checks before the lanes (the model's preparation, which the inference tests and both stacks
- * load; typecheck; lint; the deploy check) share two slots, a step per slot, queued in this order
- * and each stage's steps longest first, so that neither slot idles long at the end: on a fresh
- * clone the model's preparation takes ~14 s on one core (ci29), which one stage after another left
+ * The checks before the lanes (the model's preparation, which the inference tests and the e2e
+ * stack load; typecheck; lint; the deploy check) share two slots, a step per slot, queued in this
+ * order and each stage's steps longest first, so that neither slot idles long at the end: on a
+ * fresh clone the model's preparation took ~14 s on one core (ci29; ~5 s since session 17's
+ * recorded probe, verified-graphs.ts), which one stage after another left
  * the other core without work for; the two largest tsc projects take ~15 s each. In a working tree,
  * whose model is prepared, both ways took 55–62 s here (session 16). Each step's output is printed
  * whole when it ends; a stage's time is from its first step's start to its last step's end.

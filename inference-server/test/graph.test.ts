@@ -150,6 +150,12 @@ describe('the size-agnostic graph', () => {
     // Else a fresh clone runs the check (eight model runs) instead of finding the record.
     expect(VERIFIED_GRAPHS.map(({ source, rewritten }) => ({ source, rewritten }))).toContainEqual(hashes)
   })
+
+  it("comes from the Resize inputs its record keeps: the probe's, which a fresh preparation skips", () => {
+    const records = VERIFIED_GRAPHS.filter((v) => v.source === hashes.source)
+    expect(records.length).toBeGreaterThan(0)
+    for (const record of records) expect(record.resizeInputs).toEqual(rewrite.resizeInputs)
+  })
 })
 
 describe('a rewrite checked before', () => {
@@ -170,14 +176,39 @@ describe('a rewrite checked before', () => {
   })
 
   it("is cached without the check's runs when its record matches, and checked when none does", async () => {
-    const record = { ...hashes, runtime: runtimeKey() }
+    const record = { ...hashes, runtime: runtimeKey(), resizeInputs: rewrite.resizeInputs }
     // A check would need the photos: this directory has none, so only the record can pass it.
-    const options = { verifyDir: join(dir, 'none'), rewrite: async () => rewrite }
+    const handed: (number[][] | undefined)[] = []
+    const options = {
+      verifyDir: join(dir, 'none'),
+      rewrite: async (_source: string, resizeInputs?: number[][]) => {
+        handed.push(resizeInputs)
+        return rewrite
+      },
+    }
     const prepared = await prepareSizeAgnostic(original, { ...options, cacheDir: join(dir, 'a'), verified: [record] })
     expect(prepared).toMatchObject({ check: 'recorded', graph: record })
     expect(sha256(await readFile(prepared.path))).toBe(hashes.rewritten)
+    expect(handed, "the record's Resize inputs, in place of the probe").toEqual([record.resizeInputs])
     await expect(prepareSizeAgnostic(original, { ...options, cacheDir: join(dir, 'b'), verified: [] })).rejects.toThrow(
       /No fixture photos/,
     )
+    expect(handed.at(-1), 'no record: the probe').toBeUndefined()
+  })
+
+  it("falls back to the probe when a record's Resize inputs do not give the record's bytes", async () => {
+    const record = { ...hashes, runtime: runtimeKey(), resizeInputs: [[1, 1, 1, 1]] }
+    const handed: (number[][] | undefined)[] = []
+    const prepared = await prepareSizeAgnostic(original, {
+      verifyDir: join(dir, 'none'),
+      cacheDir: join(dir, 'c'),
+      verified: [record],
+      rewrite: async (_source: string, resizeInputs?: number[][]) => {
+        handed.push(resizeInputs)
+        return resizeInputs ? { ...rewrite, rewritten: new Uint8Array([1]) } : rewrite
+      },
+    })
+    expect(handed).toEqual([record.resizeInputs, undefined])
+    expect(prepared).toMatchObject({ check: 'recorded', graph: { ...hashes, resizeInputs: rewrite.resizeInputs } })
   })
 })

@@ -26,6 +26,11 @@ export interface VerifiedGraph {
   rewritten: string
   /** `runtimeKey()` where the two were found identical. */
   runtime: string
+  /**
+   * Each fixed Resize's input shape at the source's export size, as its probe found them: a later
+   * preparation of the same source rewrites from these instead of running the probe again.
+   */
+  resizeInputs?: number[][]
 }
 
 export const VERIFIED_GRAPHS: readonly VerifiedGraph[] = [
@@ -35,6 +40,18 @@ export const VERIFIED_GRAPHS: readonly VerifiedGraph[] = [
     rewritten: 'fc14df139057a544d80c18f7d22f73ecff4f472e0344ca6c79662d8a96332f77',
     runtime:
       'onnxruntime-node 1.30.0 linux-x64 avx,avx2,fma,f16c,avx512f,avx512bw,avx512dq,avx512vl,avx512_vnni,avx_vnni,avx512_bf16',
+    // Recorded in session 17 from the probe; graph.test.ts holds them to what the probe finds.
+    // biome-ignore format: one Resize a line would be 39 lines of data.
+    resizeInputs: [
+      [1, 32, 16, 16], [1, 32, 32, 32], [1, 32, 64, 64], [1, 32, 128, 128], [1, 32, 256, 256],
+      [1, 32, 16, 16], [1, 32, 32, 32], [1, 32, 64, 64], [1, 32, 128, 128],
+      [1, 64, 16, 16], [1, 64, 32, 32], [1, 64, 64, 64], [1, 128, 16, 16], [1, 128, 32, 32],
+      [1, 512, 16, 16], [1, 512, 32, 32], [1, 128, 16, 16], [1, 128, 32, 32], [1, 256, 64, 64],
+      [1, 64, 16, 16], [1, 64, 32, 32], [1, 64, 64, 64], [1, 128, 128, 128],
+      [1, 32, 16, 16], [1, 32, 32, 32], [1, 32, 64, 64], [1, 32, 128, 128], [1, 64, 256, 256],
+      [1, 16, 16, 16], [1, 16, 32, 32], [1, 16, 64, 64], [1, 16, 128, 128], [1, 16, 256, 256],
+      [1, 1, 512, 512], [1, 1, 256, 256], [1, 1, 128, 128], [1, 1, 64, 64], [1, 1, 32, 32], [1, 1, 16, 16],
+    ],
   },
 ]
 
