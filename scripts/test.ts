@@ -2,8 +2,8 @@
  * `npm test`: every stage (lint and format, typecheck, the deploy check, inference server, OpenAPI
  * contract, Worker in workerd, and end to end: local mode, the SDK, CLI, MCP server, Python
  * client, Prism's contract walk, the page and the fault tests against one `npm start`), in the
- * lanes below. A failing stage does not stop the later ones, so one run shows everything that is broken;
- * the exit code is non-zero when any stage failed.
+ * lanes below. A failing stage does not stop the later ones, so one run shows everything that is
+ * broken; the exit code is non-zero when any stage failed.
  *
  * Stages run their tools directly (not through nested `npm run`), so a passing run prints what
  * passed and not npm's per-invocation config warnings.
@@ -207,10 +207,10 @@ const LANES: string[][] = [
  * stack load; typecheck; lint; the deploy check) share two slots, a step per slot, queued in this
  * order and each stage's steps longest first, so that neither slot idles long at the end: on a
  * fresh clone the model's preparation took ~14 s on one core (ci29; ~5 s since session 17's
- * recorded probe, verified-graphs.ts), which one stage after another left
- * the other core without work for; the two largest tsc projects take ~15 s each. In a working tree,
- * whose model is prepared, both ways took 55–62 s here (session 16). Each step's output is printed
- * whole when it ends; a stage's time is from its first step's start to its last step's end.
+ * recorded probe, verified-graphs.ts), which one stage after another left the other core without
+ * work for; the two largest tsc projects take ~15 s each. In a working tree, whose model is
+ * prepared, both ways took 55–62 s here (session 16). Each step's output is printed whole when it
+ * ends; a stage's time is from its first step's start to its last step's end.
  */
 const CHECKS = ['model', 'typecheck', 'lint', 'deploy']
 const CHECK_SLOTS = 2

@@ -11,8 +11,8 @@
  *   (DNS_RESOLVER_URL), never wrangler.toml's public resolver.
  * - Inference deadlines short enough for the fault tests' frozen server to be given up on in
  *   under a minute: a call may take 20 s + 2 s per megapixel (times the kind's scale), a readiness
- *   check 1 s. 20 s, not less: the stage runs beside the Worker tests, which keep both cores busy,
- *   and a healthy call must never meet its deadline. A removal of a small photo takes ~1.5 s
+ *   check 1 s. 20 s, not less: the stage runs beside the Worker tests and then the inference
+ *   tests, which keep the cores busy, and a healthy call must never meet its deadline. A removal of a small photo takes ~1.5 s
  *   alone (a fresh server's first ~3 s); the 49 MP export of test/e2e/large-results.test.ts, ~20 s
  *   on two busy cores, gets 20 s + 2 s × 49.5 MP, as an export's deadline counts the canvas it
  *   renders.
