@@ -16,16 +16,17 @@ import { readFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { TERMINAL_STATUSES } from '../../src/contract/stages'
-import { e2eStack } from '../helpers/e2e-stack'
+import { E2E_STACK_ENV, e2eStack } from '../helpers/e2e-stack'
 import { processesUsing } from '../helpers/local-stack'
 import type { SharedStack } from '../helpers/shared-stack'
 
 const PNG = readFileSync(new URL('../fixtures/astronaut.png', import.meta.url))
 const OPTIONS = { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' } as const
-/** The stack's deadline for this photo's call: 20 s + 2 s × 1 MP (E2E_STACK_ENV). */
-const DEADLINE_MS = 22_000
-/** After the deadline: up to 5 more attempts, each a 1 s readiness check and a backoff of at most 16 s. */
-const RETRIES_MS = 5 * 1000 + (1 + 2 + 4 + 8 + 16) * 1000
+/** The stack's deadline for this photo's call: base + per-MP × 1 MP (the 0.26 MP photo counts as one). */
+const DEADLINE_MS =
+  Number(E2E_STACK_ENV.INFERENCE_DEADLINE_BASE_MS) + Number(E2E_STACK_ENV.INFERENCE_DEADLINE_PER_MP_MS)
+/** After the deadline: up to 5 more attempts, each a readiness check and a backoff of at most 16 s. */
+const RETRIES_MS = 5 * Number(E2E_STACK_ENV.INFERENCE_READY_TIMEOUT_MS) + (1 + 2 + 4 + 8 + 16) * 1000
 /** Generous, for a machine four times slower and busy; a stuck job fails with its state. */
 const JOB_TIMEOUT_MS = 150_000
 const TERMINAL: readonly string[] = TERMINAL_STATUSES
