@@ -16,6 +16,11 @@
  *   alone (a fresh server's first ~3 s); the 49 MP export of test/e2e/large-results.test.ts, ~20 s
  *   on two busy cores, gets 20 s + 2 s × 49.5 MP, as an export's deadline counts the canvas it
  *   renders.
+ * - Retries back off from 0.5 s, not production's 1 s, and a server's hint to retry later counts
+ *   up to 1 s, not 60 s (a server that does not answer hints 5 s, so production waits at least that
+ *   between attempts on a lost server): the frozen server is given up on after five retries taking
+ *   ~8–16 s, not ~20–31 s. A killed server must be back within that window for the job in flight to
+ *   succeed: it was back 1.8 s after the kill here (session 18).
  * - Four anonymous removals a day, not production's seven. The page test (web/test/page.test.ts) is
  *   the only file that makes anonymous previews, so it finds 127.0.0.1's daily allowance whole
  *   whatever ran before it (the early refusals' anonymous requests are refused before a job is
@@ -36,6 +41,8 @@ export const E2E_STACK_ENV = {
   INFERENCE_DEADLINE_BASE_MS: '20000',
   INFERENCE_DEADLINE_PER_MP_MS: '2000',
   INFERENCE_READY_TIMEOUT_MS: '1000',
+  INFERENCE_RETRY_BASE_MS: '500',
+  INFERENCE_RETRY_AFTER_MAX_MS: '1000',
   ANONYMOUS_DAILY_REMOVALS: '4',
 }
 
