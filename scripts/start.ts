@@ -36,6 +36,7 @@ import {
   type Child,
 } from './lib/processes'
 import { supervise } from './lib/supervise'
+import { MALLOC_ENV } from '../inference-server/src/segmentation/session-memory'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const HOST = '127.0.0.1'
@@ -197,7 +198,14 @@ async function main(): Promise<void> {
     start: () =>
       startChild('inference server', '[inference]', process.execPath, ['--import', 'tsx', 'src/main.ts'], {
         cwd: join(ROOT, 'inference-server'),
-        env: { ...childEnv, PORT: String(inferencePort), HOST, INFERENCE_SIGNING_KEY: secrets.INFERENCE_SIGNING_KEY },
+        // MALLOC_ENV: glibc's setting that keeps ~350 MB less resident (session-memory.ts); one set by the user wins.
+        env: {
+          ...MALLOC_ENV,
+          ...childEnv,
+          PORT: String(inferencePort),
+          HOST,
+          INFERENCE_SIGNING_KEY: secrets.INFERENCE_SIGNING_KEY,
+        },
       }),
     ready: (child) => waitForOk(inferenceReadyUrl, child, INFERENCE_READY_TIMEOUT_MS, aborter.signal),
     onStart: (child) => {

@@ -9,6 +9,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { execFile } from 'node:child_process'
 import { mkdirSync, rmSync } from 'node:fs'
 import { promisify } from 'node:util'
+import { MALLOC_ENV } from '../../inference-server/src/segmentation/session-memory'
 import { buildWeb } from '../../scripts/build-web'
 import { guardInspector, type InspectorGuard } from '../../scripts/lib/inspector-guard'
 import { freePort, ROOT, startChild, stopChild, waitForOk, type Child } from './util.js'
@@ -38,6 +39,7 @@ export async function startInference(
     process.execPath,
     ['--import', 'tsx', 'inference-server/src/main.ts'],
     {
+      ...MALLOC_ENV,
       ...process.env,
       ONNXRUNTIME_NODE_INSTALL: 'skip',
       PORT: String(port),

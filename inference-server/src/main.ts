@@ -11,7 +11,7 @@ import { QUALITIES } from './options.js'
 import { runtimeFromEnv } from './segmentation/model.js'
 import { createLevelSegmenters, levelModelsFromEnv, memoryBudgetFromEnv } from './segmentation/per-level.js'
 import { createStubSegmenter, segmenterKindFromEnv, stubDelayFromEnv } from './segmentation/stub.js'
-import { sessionMemoryFromEnv } from './segmentation/session-memory.js'
+import { glibcVersion, mallocWarning, sessionMemoryFromEnv } from './segmentation/session-memory.js'
 import { createTryOnModel, tryOnConfigFromEnv } from './tryon/index.js'
 import { createApp, startServer, type SegmenterSlot } from './server.js'
 
@@ -72,6 +72,8 @@ log('info', `inference server listening on ${running.url}`, {
   catalogBackend: catalog.backend,
   metrics: metricsToken ? 'on' : 'off',
 })
+const mallocAdvice = mallocWarning(process.env, glibcVersion())
+if (mallocAdvice) log('warn', mallocAdvice)
 
 let stopping = false
 async function shutdown(signal: string): Promise<void> {

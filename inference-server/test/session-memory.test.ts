@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { planSession } from '../src/segmentation/model.js'
-import { sessionMemoryFromEnv } from '../src/segmentation/session-memory.js'
+import { glibcVersion, MALLOC_ENV, mallocWarning, sessionMemoryFromEnv } from '../src/segmentation/session-memory.js'
 import { ISNET_GENERAL_USE, removeTinyGraphs, writeTinyGraph } from './tiny-graphs.js'
 
 afterAll(removeTinyGraphs)
@@ -28,5 +28,20 @@ describe('session memory', () => {
       enableCpuMemArena: false,
       enableMemPattern: true,
     })
+  })
+})
+
+describe("glibc's malloc setting (MALLOC_ENV)", () => {
+  it('is warned of on glibc when the server was started without it, and not otherwise', () => {
+    expect(mallocWarning({}, '2.36')).toMatch(/^MALLOC_MMAP_THRESHOLD_ is not set: set MALLOC_MMAP_THRESHOLD_=131072 /)
+    expect(mallocWarning({ ...MALLOC_ENV }, '2.36')).toBeUndefined()
+    // A host's own malloc setting is its choice.
+    expect(mallocWarning({ MALLOC_ARENA_MAX: '2' }, '2.36')).toBeUndefined()
+    // musl (Alpine), macOS and Windows have no such setting.
+    expect(mallocWarning({}, undefined)).toBeUndefined()
+  })
+
+  it.runIf(process.platform === 'linux')("finds a Linux host's glibc", () => {
+    expect(glibcVersion()).toMatch(/^2\.\d+$/)
   })
 })

@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { MALLOC_ENV } from '../../inference-server/src/segmentation/session-memory'
 import { TERMINAL_STATUSES } from '../../src/contract/stages'
 import { E2E_STACK_ENV, e2eStack } from '../helpers/e2e-stack'
 import { processesUsing } from '../helpers/local-stack'
@@ -106,6 +107,12 @@ async function usage() {
 }
 
 describe('npm start supervises the inference server', () => {
+  it("starts it with glibc's malloc setting, so it does not warn of it", () => {
+    const environ = readFileSync(`/proc/${inferencePid()}/environ`, 'utf8').split('\0')
+    for (const [name, value] of Object.entries(MALLOC_ENV)) expect(environ).toContain(`${name}=${value}`)
+    expect(output()).not.toMatch(/MALLOC_MMAP_THRESHOLD_ is not set/)
+  })
+
   it('restarts it when it dies mid-job; the Worker stays up and the job in flight succeeds', async () => {
     const res = await submit()
     expect(res.status).toBe(202)
