@@ -13,6 +13,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
+import { MALLOC_ENV } from '../inference-server/src/segmentation/session-memory.js'
 import { callServer, type ServerOptions } from './lib/clients.js'
 import { fixturePhoto, syntheticJpeg, type BenchImage } from './lib/images.js'
 import { startInference } from './lib/stack.js'
@@ -110,6 +111,11 @@ function buildReport(complete: boolean) {
       options: optionSets,
       server:
         'inference-server/src/main.ts with its defaults (concurrency 1, 2 intra-op threads, arena on and no memory pattern, model in a worker thread)',
+      // What bench/lib/stack.ts starts it with: MALLOC_ENV, under any MALLOC_* of this environment.
+      malloc: {
+        ...MALLOC_ENV,
+        ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('MALLOC_'))),
+      },
       growth: 'median RSS of the first 10 % of requests after the warm-up vs the last 10 %',
       rss: 'VmRSS of the server process after each response; peak sampled every 250 ms (includes the model run)',
     },

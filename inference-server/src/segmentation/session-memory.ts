@@ -7,11 +7,13 @@
  * - `resident` (the default): the arena on, no memory pattern. The arena keeps what a run used
  *   (one 512 MB region for ISNet at 1024²), so the next run finds its pages already there: 1.0–1.3 s
  *   a 1024² run and ~2.3 CPU-s; the first run in a process, which grows the arena, ~2.7 s.
- *   The server's RSS stays at ~1.34 GB between requests and peaks at 1.40 GB (bench:soak).
+ *   The server's RSS stays at ~1.02 GB between requests and peaks at 1.12 GB with MALLOC_ENV
+ *   below (1.37 and 1.42 GB without it; bench:soak, session 18).
  * - `released`: the arena off and a memory pattern per input size, as before session 15. Each run
  *   asks the system for its tensors afresh and faults their pages in: 2.1–2.9 s and ~5 CPU-s a
  *   1024² run, the first at each new size 8–12 s. RSS falls back to ~0.67 GB between requests but
- *   peaks higher, at 1.56 GB, during a run: for hosts that share their memory between bursts.
+ *   peaks higher, at 1.56 GB, during a run (both before MALLOC_ENV; with it ~0.5 GB after runs):
+ *   for hosts that share their memory between bursts.
  * - The arena with a pattern was measured too: as fast as `resident`, at 1.5–1.75 GB between requests.
  */
 export type SessionMemory = 'resident' | 'released'
