@@ -25,9 +25,15 @@ export interface InferenceServer {
   stop(): Promise<void>
 }
 
-/** Spawns the inference server and waits for `/health/ready`. */
+const withoutUnset = (env: Record<string, string | undefined>): NodeJS.ProcessEnv =>
+  Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined))
+
+/**
+ * Spawns the inference server and waits for `/health/ready`. `env` goes on top of this process's
+ * environment and MALLOC_ENV; a name set to undefined is left out (bench/malloc.ts: without it).
+ */
 export async function startInference(
-  env: Record<string, string> = {},
+  env: Record<string, string | undefined> = {},
   verbose = false,
   /** A restart: the same port and key as the run it replaces. */
   again?: { port: number; signingKey: string },
@@ -38,7 +44,7 @@ export async function startInference(
     'inference',
     process.execPath,
     ['--import', 'tsx', 'inference-server/src/main.ts'],
-    {
+    withoutUnset({
       ...MALLOC_ENV,
       ...process.env,
       ONNXRUNTIME_NODE_INSTALL: 'skip',
@@ -46,7 +52,7 @@ export async function startInference(
       HOST: '127.0.0.1',
       INFERENCE_SIGNING_KEY: signingKey,
       ...env,
-    },
+    }),
     verbose,
   )
   const url = `http://127.0.0.1:${port}`
