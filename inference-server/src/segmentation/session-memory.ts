@@ -39,7 +39,8 @@ export const sessionMemoryFromEnv = (env: Record<string, string | undefined>): S
  * which rises to the size of each large block freed (up to 32 MiB). Loading the model frees large
  * blocks (the model's bytes, the graph before it is optimised), so without it the weights and
  * every later large allocation land in malloc's heaps, which keep their pages after a free: 1.37
- * GB resident between requests in the soak instead of 1.02 GB, with the model's speed unchanged.
+ * GB resident between requests in the soak instead of 1.02 GB. The model runs as fast; a request
+ * takes 1–3 % longer (large buffers' pages faulted in afresh; bench/malloc.ts).
  */
 export const MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' } as const
 
