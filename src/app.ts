@@ -29,6 +29,7 @@ import { usage } from './routes/usage'
 import { webhooks } from './routes/webhooks'
 import { workspaces } from './routes/workspaces'
 import { noCredentials } from './schemas/common'
+import { TAGS } from './schemas/tags'
 
 export const API_VERSION = '2.0.0'
 const TITLE = 'Cutout image API'
@@ -42,6 +43,8 @@ const getOpenApiDocument = createRoute({
   path: '/openapi.json',
   operationId: 'getOpenApiDocument',
   summary: 'Get this OpenAPI 3.1 contract',
+  description:
+    "Needs no credential. Describes the service's REST operations, with `servers` naming the origin the document was read from; the SDKs are generated from it. The MCP endpoint (/mcp) is not in it.",
   tags: ['Service'],
   security: noCredentials,
   responses: {
@@ -105,8 +108,11 @@ export function createApp() {
       version: API_VERSION,
       description: `Background removal and image editing. Errors are application/problem+json. A JSON request body is at most ${MAX_JSON_BODY_BYTES} bytes (1 MiB; larger is 413 image_too_large).`,
       license: { name: 'AGPL-3.0-or-later', identifier: 'AGPL-3.0-or-later' },
+      // Whoever runs this deployment: its own origin, whose page and /docs say more.
+      contact: { name: TITLE, url: new URL(c.req.url).origin },
     },
     servers: [{ url: new URL(c.req.url).origin }],
+    tags: [...TAGS],
   }))
   // Last, once every route is registered: a known path with another method is 405, not 404.
   app.notFound(notFoundOrNotAllowed(allowedMethods(app.routes)))

@@ -52,6 +52,14 @@ export const RecipeSchema = z.strictObject({
 })
 
 /**
+ * What the OpenAPI document says of an [x, y] pair besides its two `prefixItems`: exactly two, each
+ * a coordinate. JSON Schema lets a tuple have more items unless told; linters (Spectral's
+ * `array-items`) also want an `items` beside every array.
+ */
+const { $schema: _, ...unitJsonSchema } = z.toJSONSchema(Unit)
+const PAIR_JSON_SCHEMA = { minItems: 2, maxItems: 2, items: unitJsonSchema }
+
+/**
  * A brush stroke. `points` are [x, y] in 0–1 of the source's width and height; `size` is the
  * brush diameter as a fraction of the source's longer side; `hardness` is the fraction of the
  * radius painted at full strength (the rest falls off to 0); `opacity` scales the whole stroke.
@@ -59,7 +67,7 @@ export const RecipeSchema = z.strictObject({
 export const StrokeSchema = z.strictObject({
   tool: z.enum(STROKE_TOOLS),
   points: z
-    .array(z.tuple([Unit, Unit]))
+    .array(z.tuple([Unit, Unit]).meta(PAIR_JSON_SCHEMA))
     .min(1)
     .max(MAX_STROKE_POINTS),
   size: z.number().gt(0).max(1),

@@ -19,6 +19,8 @@ export const list = createRoute({
   path: '/v1/api-keys',
   operationId: 'listApiKeys',
   summary: "List the workspace's API keys",
+  description:
+    'Needs the `keys:write` scope. Lists every key not revoked, expired ones included, newest first, with its prefix, scopes, expiry and last use; the secret is never returned.',
   tags,
   security,
   middleware: [authorize('GET /v1/api-keys')] as const,
@@ -30,6 +32,8 @@ export const create = createRoute({
   path: '/v1/api-keys',
   operationId: 'createApiKey',
   summary: 'Create an API key',
+  description:
+    "Needs the `keys:write` scope. The new key's scopes default to the caller's and may only be ones the caller holds (otherwise 403 `insufficient_scope`); its expiry may not be later than the calling key's, and without `expiresAt` it takes the calling key's expiry (none when called with a session). The secret `value` is shown only in this response and stored only as a hash.",
   tags,
   security,
   middleware: [authorize('POST /v1/api-keys')] as const,
@@ -52,6 +56,8 @@ export const remove = createRoute({
   path: '/v1/api-keys/{id}',
   operationId: 'revokeApiKey',
   summary: 'Revoke an API key',
+  description:
+    'Needs the `keys:write` scope. The key is refused with 401 `invalid_api_key` from the next request on; a key unknown to this workspace or already revoked is 404 `job_not_found`. To rotate a key, create the new one before revoking the old one.',
   tags,
   security,
   middleware: [authorize('DELETE /v1/api-keys/{id}')] as const,

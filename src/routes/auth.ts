@@ -19,7 +19,7 @@ import {
 } from '../schemas/auth'
 import { json, noCredentials } from '../schemas/common'
 import { isLocalEnvironment, readDevOutbox } from '../services/email'
-import { startEmailSignIn, verifyEmailSignIn } from '../services/email-sign-in'
+import { CODE_TTL_MS, MAX_CODE_ATTEMPTS, startEmailSignIn, verifyEmailSignIn } from '../services/email-sign-in'
 import { logout as endSession, refreshSession } from '../services/sessions'
 
 const tags = ['Sign-in']
@@ -40,6 +40,7 @@ export const emailStart = createRoute({
   path: '/v1/auth/email/start',
   operationId: 'startEmailSignIn',
   summary: 'Email a six-digit sign-in code',
+  description: `Needs no credential. The code works once, within ${CODE_TTL_MS / 60_000} minutes, and replaces any earlier code for the address. The answer is the same whether or not the address has an account; too many codes for one address in a short time is 429 \`rate_limit_exceeded\`.`,
   tags,
   security: noCredentials,
   request: { body: body(EmailStartSchema) },
@@ -51,6 +52,7 @@ export const emailVerify = createRoute({
   path: '/v1/auth/email/verify',
   operationId: 'verifyEmailSignIn',
   summary: 'Sign in with the emailed code',
+  description: `Needs no credential. Opens a session: the answer holds an access token, a single-use refresh token, the user and the workspace the session acts for (the first one the user joined). A wrong code is 400 \`invalid_input\` with \`field: code\`; after ${MAX_CODE_ATTEMPTS} failed attempts the code stops working and a new one must be requested.`,
   tags,
   security: noCredentials,
   request: { body: body(EmailVerifySchema) },
@@ -65,6 +67,8 @@ export const refresh = createRoute({
   path: '/v1/auth/refresh',
   operationId: 'refreshSession',
   summary: 'Exchange a refresh token for a new token pair',
+  description:
+    'Needs no Authorization header: the refresh token in the body is the credential. The token is rotated: the answer holds a new access token and a new refresh token, and the one sent is used up. Sending a used refresh token again is treated as reuse and revokes the whole session (401 `invalid_api_key`).',
   tags,
   security: noCredentials,
   request: { body: body(RefreshSchema, false) },
@@ -80,6 +84,8 @@ export const logout = createRoute({
   path: '/v1/auth/logout',
   operationId: 'logout',
   summary: 'Sign out: revoke the session',
+  description:
+    "Send the session's refresh token in the body, or call with its access token as Bearer. Every refresh and access token of the session stops working at once; an unknown refresh token is accepted, so the answer reveals nothing about it. An API key is 400 `invalid_input`: revoke keys with DELETE /v1/api-keys/{id}.",
   tags,
   security: optionalBearer,
   request: { body: body(LogoutSchema, false) },

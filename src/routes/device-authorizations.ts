@@ -36,6 +36,8 @@ export const create = createRoute({
   path: '/v1/device-authorizations',
   operationId: 'createDeviceAuthorization',
   summary: 'Start a device sign-in and get the code to show the user',
+  description:
+    'Needs no credential. Returns a secret `deviceCode` for the client to poll the token endpoint with, and a `userCode` the user confirms at `verificationUri` in a signed-in browser, where `client` is shown to them. The codes expire after `expiresIn` seconds; poll no more often than every `interval` seconds.',
   tags,
   security: noCredentials,
   request: { body: jsonBody(DeviceAuthorizationCreateSchema) },
@@ -50,6 +52,8 @@ export const getOne = createRoute({
   path: '/v1/device-authorizations/{userCode}',
   operationId: 'getDeviceAuthorization',
   summary: 'See which client asked for a device sign-in, before approving it',
+  description:
+    'Needs a signed-in session; an API key is 403 `insufficient_scope`. The user code is matched in any case, with or without its hyphen. An unknown or expired code is 404 `job_not_found`.',
   tags,
   security: [{ Bearer: [] }],
   middleware: [requireSession()] as const,
@@ -67,6 +71,8 @@ export const approve = createRoute({
   path: '/v1/device-authorizations/{userCode}/approve',
   operationId: 'approveDeviceAuthorization',
   summary: 'Approve a device sign-in from a signed-in browser',
+  description:
+    "Needs a signed-in session; an API key is 403 `insufficient_scope`. Approves the code for the session's workspace, or for `workspaceId` when the user is a member of it; the device then receives a new session for that workspace when it polls. A code already used is 400 `invalid_input`.",
   tags,
   security: [{ Bearer: [] }],
   middleware: [requireSession()] as const,
@@ -84,6 +90,8 @@ export const token = createRoute({
   path: '/v1/device-authorizations/token',
   operationId: 'pollDeviceAuthorization',
   summary: "Poll for a device sign-in's tokens",
+  description:
+    "Needs no credential. Until the user approves, the answer is 428 `authorization_pending` with `Retry-After` set to the interval; polling sooner than the interval is 429 `rate_limit_exceeded` (RFC 8628 slow_down), which lengthens the interval. Once approved, the answer is a new session's access and refresh tokens, handed out once: polling again after that is 400 `invalid_input`.",
   tags,
   security: noCredentials,
   request: { body: jsonBody(DeviceTokenRequestSchema) },

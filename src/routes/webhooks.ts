@@ -18,6 +18,7 @@ import {
   WebhookEndpointListSchema,
 } from '../schemas/webhook'
 import type { Env } from '../env'
+import { HOUR_MS } from '../lib/time'
 import { createOnce } from '../services/idempotency'
 import {
   createEndpoint,
@@ -25,7 +26,9 @@ import {
   disableEndpoint,
   findEndpoint,
   listEndpoints,
+  MAX_ENDPOINTS_PER_WORKSPACE,
   outboxFor,
+  RETRY_WINDOW_MS,
   toEndpoint,
 } from '../services/webhooks'
 
@@ -37,6 +40,7 @@ export const create = createRoute({
   path: '/v1/webhooks',
   operationId: 'createWebhook',
   summary: 'Register a webhook endpoint',
+  description: `Needs the \`webhooks:write\` scope. Each delivery is a POST of the event, signed with the endpoint's secret (\`whsec_…\`, returned only here and to a replay with the same Idempotency-Key): \`webhook-signature\` is the hex HMAC-SHA256 of \`{timestamp}.{deliveryId}.{rawBody}\`, sent with \`webhook-id\` and \`webhook-timestamp\`; failed attempts are retried for up to ${RETRY_WINDOW_MS / HOUR_MS} hours. A public URL must use HTTPS and pass the SSRF guard (422 \`unsafe_url\`), and a workspace may have at most ${MAX_ENDPOINTS_PER_WORKSPACE} enabled endpoints.`,
   tags,
   security,
   middleware: [authorize('POST /v1/webhooks')] as const,
@@ -60,6 +64,8 @@ export const list = createRoute({
   path: '/v1/webhooks',
   operationId: 'listWebhooks',
   summary: "List the workspace's webhook endpoints",
+  description:
+    'Needs the `webhooks:write` scope. Deleted endpoints are left out; an endpoint whose receiver answered 410 is listed with `disabledReason: gone`, as delivery to it has stopped. Signing secrets are never returned.',
   tags,
   security,
   middleware: [authorize('GET /v1/webhooks')] as const,
@@ -74,6 +80,8 @@ export const remove = createRoute({
   path: '/v1/webhooks/{id}',
   operationId: 'deleteWebhook',
   summary: 'Delete a webhook endpoint and stop its deliveries',
+  description:
+    "Needs the `webhooks:write` scope. Delivery stops at once: deliveries still waiting for an attempt are marked failed, and the endpoint's delivery history stays readable. An endpoint not in this workspace is 404 `job_not_found`; deleting one twice answers 204 again.",
   tags,
   security,
   middleware: [authorize('DELETE /v1/webhooks/{id}')] as const,
@@ -86,6 +94,8 @@ export const deliveries = createRoute({
   path: '/v1/webhooks/{id}/deliveries',
   operationId: 'listWebhookDeliveries',
   summary: "List a webhook endpoint's latest deliveries",
+  description:
+    "Needs the `webhooks:write` scope. One delivery per event, with its status (`pending`, `retrying`, `delivered`, `failed`), attempts so far, the receiver's last HTTP status or error, and when the next attempt is due. A deleted endpoint's deliveries stay readable.",
   tags,
   security,
   middleware: [authorize('GET /v1/webhooks/{id}/deliveries')] as const,
@@ -98,6 +108,8 @@ export const replay = createRoute({
   path: '/v1/webhooks/{endpointId}/deliveries/{deliveryId}/replay',
   operationId: 'replayWebhookDelivery',
   summary: 'Send a webhook delivery again',
+  description:
+    'Needs the `webhooks:write` scope. Requeues a delivery in any status for an immediate attempt, with the same delivery id (`webhook-id`) so receivers can deduplicate it, and starts its retry schedule over. An endpoint that is deleted or disabled by a 410 is 400 `invalid_input`; a delivery unknown to the endpoint is 404 `job_not_found`.',
   tags,
   security,
   middleware: [authorize('POST /v1/webhooks/{endpointId}/deliveries/{deliveryId}/replay')] as const,

@@ -16,6 +16,8 @@ export const list = createRoute({
   path: '/v1/workspaces',
   operationId: 'listWorkspaces',
   summary: "List the signed-in user's workspaces",
+  description:
+    "Needs a signed-in session; an API key is 403 `insufficient_scope`. Each workspace the user is a member of comes with the user's role in it, so the user can choose the one a device sign-in acts for.",
   tags: ['Sign-in'],
   security: [{ Bearer: [] }],
   middleware: [requireSession()] as const,

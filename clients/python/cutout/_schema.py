@@ -696,7 +696,7 @@ class Source(TypedDict, total=False):
 
 class _StrokeRequired(TypedDict):
     tool: Literal["restore", "erase"]
-    points: list[list[Any]]
+    points: list[list[float]]
     size: float
 
 
