@@ -45,7 +45,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get this OpenAPI 3.1 contract */
+        /**
+         * Get this OpenAPI 3.1 contract
+         * @description Needs no credential. Describes the service's REST operations, with `servers` naming the origin the document was read from; the SDKs are generated from it. The MCP endpoint (/mcp) is not in it.
+         */
         get: operations["getOpenApiDocument"];
         put?: never;
         post?: never;
@@ -62,10 +65,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the workspace's API keys */
+        /**
+         * List the workspace's API keys
+         * @description Needs the `keys:write` scope. Lists every key not revoked, expired ones included, newest first, with its prefix, scopes, expiry and last use; the secret is never returned.
+         */
         get: operations["listApiKeys"];
         put?: never;
-        /** Create an API key */
+        /**
+         * Create an API key
+         * @description Needs the `keys:write` scope. The new key's scopes default to the caller's and may only be ones the caller holds (otherwise 403 `insufficient_scope`); its expiry may not be later than the calling key's, and without `expiresAt` it takes the calling key's expiry (none when called with a session). The secret `value` is shown only in this response and stored only as a hash.
+         */
         post: operations["createApiKey"];
         delete?: never;
         options?: never;
@@ -83,7 +92,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke an API key */
+        /**
+         * Revoke an API key
+         * @description Needs the `keys:write` scope. The key is refused with 401 `invalid_api_key` from the next request on; a key unknown to this workspace or already revoked is 404 `job_not_found`. To rotate a key, create the new one before revoking the old one.
+         */
         delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
@@ -99,7 +111,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Email a six-digit sign-in code */
+        /**
+         * Email a six-digit sign-in code
+         * @description Needs no credential. The code works once, within 10 minutes, and replaces any earlier code for the address. The answer is the same whether or not the address has an account; too many codes for one address in a short time is 429 `rate_limit_exceeded`.
+         */
         post: operations["startEmailSignIn"];
         delete?: never;
         options?: never;
@@ -116,7 +131,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign in with the emailed code */
+        /**
+         * Sign in with the emailed code
+         * @description Needs no credential. Opens a session: the answer holds an access token, a single-use refresh token, the user and the workspace the session acts for (the first one the user joined). A wrong code is 400 `invalid_input` with `field: code`; after 5 failed attempts the code stops working and a new one must be requested.
+         */
         post: operations["verifyEmailSignIn"];
         delete?: never;
         options?: never;
@@ -133,7 +151,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign out: revoke the session */
+        /**
+         * Sign out: revoke the session
+         * @description Send the session's refresh token in the body, or call with its access token as Bearer. Every refresh and access token of the session stops working at once; an unknown refresh token is accepted, so the answer reveals nothing about it. An API key is 400 `invalid_input`: revoke keys with DELETE /v1/api-keys/{id}.
+         */
         post: operations["logout"];
         delete?: never;
         options?: never;
@@ -150,7 +171,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange a refresh token for a new token pair */
+        /**
+         * Exchange a refresh token for a new token pair
+         * @description Needs no Authorization header: the refresh token in the body is the credential. The token is rotated: the answer holds a new access token and a new refresh token, and the one sent is used up. Sending a used refresh token again is treated as reuse and revokes the whole session (401 `invalid_api_key`).
+         */
         post: operations["refreshSession"];
         delete?: never;
         options?: never;
@@ -253,7 +277,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start a device sign-in and get the code to show the user */
+        /**
+         * Start a device sign-in and get the code to show the user
+         * @description Needs no credential. Returns a secret `deviceCode` for the client to poll the token endpoint with, and a `userCode` the user confirms at `verificationUri` in a signed-in browser, where `client` is shown to them. The codes expire after `expiresIn` seconds; poll no more often than every `interval` seconds.
+         */
         post: operations["createDeviceAuthorization"];
         delete?: never;
         options?: never;
@@ -268,7 +295,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** See which client asked for a device sign-in, before approving it */
+        /**
+         * See which client asked for a device sign-in, before approving it
+         * @description Needs a signed-in session; an API key is 403 `insufficient_scope`. The user code is matched in any case, with or without its hyphen. An unknown or expired code is 404 `job_not_found`.
+         */
         get: operations["getDeviceAuthorization"];
         put?: never;
         post?: never;
@@ -287,7 +317,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve a device sign-in from a signed-in browser */
+        /**
+         * Approve a device sign-in from a signed-in browser
+         * @description Needs a signed-in session; an API key is 403 `insufficient_scope`. Approves the code for the session's workspace, or for `workspaceId` when the user is a member of it; the device then receives a new session for that workspace when it polls. A code already used is 400 `invalid_input`.
+         */
         post: operations["approveDeviceAuthorization"];
         delete?: never;
         options?: never;
@@ -304,7 +337,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Poll for a device sign-in's tokens */
+        /**
+         * Poll for a device sign-in's tokens
+         * @description Needs no credential. Until the user approves, the answer is 428 `authorization_pending` with `Retry-After` set to the interval; polling sooner than the interval is 429 `rate_limit_exceeded` (RFC 8628 slow_down), which lengthens the interval. Once approved, the answer is a new session's access and refresh tokens, handed out once: polling again after that is 400 `invalid_input`.
+         */
         post: operations["pollDeviceAuthorization"];
         delete?: never;
         options?: never;
@@ -683,10 +719,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the workspace's webhook endpoints */
+        /**
+         * List the workspace's webhook endpoints
+         * @description Needs the `webhooks:write` scope. Deleted endpoints are left out; an endpoint whose receiver answered 410 is listed with `disabledReason: gone`, as delivery to it has stopped. Signing secrets are never returned.
+         */
         get: operations["listWebhooks"];
         put?: never;
-        /** Register a webhook endpoint */
+        /**
+         * Register a webhook endpoint
+         * @description Needs the `webhooks:write` scope. Each delivery is a POST of the event, signed with the endpoint's secret (`whsec_…`, returned only here and to a replay with the same Idempotency-Key): `webhook-signature` is the hex HMAC-SHA256 of `{timestamp}.{deliveryId}.{rawBody}`, sent with `webhook-id` and `webhook-timestamp`; failed attempts are retried for up to 24 hours. A public URL must use HTTPS and pass the SSRF guard (422 `unsafe_url`), and a workspace may have at most 20 enabled endpoints.
+         */
         post: operations["createWebhook"];
         delete?: never;
         options?: never;
@@ -703,7 +745,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a webhook delivery again */
+        /**
+         * Send a webhook delivery again
+         * @description Needs the `webhooks:write` scope. Requeues a delivery in any status for an immediate attempt, with the same delivery id (`webhook-id`) so receivers can deduplicate it, and starts its retry schedule over. An endpoint that is deleted or disabled by a 410 is 400 `invalid_input`; a delivery unknown to the endpoint is 404 `job_not_found`.
+         */
         post: operations["replayWebhookDelivery"];
         delete?: never;
         options?: never;
@@ -721,7 +766,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a webhook endpoint and stop its deliveries */
+        /**
+         * Delete a webhook endpoint and stop its deliveries
+         * @description Needs the `webhooks:write` scope. Delivery stops at once: deliveries still waiting for an attempt are marked failed, and the endpoint's delivery history stays readable. An endpoint not in this workspace is 404 `job_not_found`; deleting one twice answers 204 again.
+         */
         delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
@@ -735,7 +783,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List a webhook endpoint's latest deliveries */
+        /**
+         * List a webhook endpoint's latest deliveries
+         * @description Needs the `webhooks:write` scope. One delivery per event, with its status (`pending`, `retrying`, `delivered`, `failed`), attempts so far, the receiver's last HTTP status or error, and when the next attempt is due. A deleted endpoint's deliveries stay readable.
+         */
         get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
@@ -752,7 +803,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the signed-in user's workspaces */
+        /**
+         * List the signed-in user's workspaces
+         * @description Needs a signed-in session; an API key is 403 `insufficient_scope`. Each workspace the user is a member of comes with the user's role in it, so the user can choose the one a device sign-in acts for.
+         */
         get: operations["listWorkspaces"];
         put?: never;
         post?: never;
