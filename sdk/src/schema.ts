@@ -223,10 +223,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the workspace's catalog images, newest first */
+        /**
+         * List the workspace's catalog images, newest first
+         * @description Needs the `jobs:read` scope. Lists the images that were made (failed calls are not listed) with the options and seed each was made with; pages with `limit` and `cursor` (`nextCursor`). An image past retention stays listed with `expired: true`, and its `links.self` then answers 410 `asset_expired`.
+         */
         get: operations["listCatalogImages"];
         put?: never;
-        /** Make a marketplace-ready product photo from one to four reference shots */
+        /**
+         * Make a marketplace-ready product photo from one to four reference shots
+         * @description Needs the `images:write` scope. Synchronous, not a job: the PNG is made while the client waits, under a hold of one credit that is charged when the image is stored and released when it fails (402 `quota_exhausted` when no credit is available). Sending `X-Generation-Seed` back as `seed` with the same references and fields makes the same image again, and a retry with the same `Idempotency-Key` returns the first image (same id, seed and bytes) without charging again.
+         */
         post: operations["createCatalogImage"];
         delete?: never;
         options?: never;
@@ -241,7 +247,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Download a catalog image made by this workspace */
+        /**
+         * Download a catalog image made by this workspace
+         * @description Needs the `jobs:read` scope. Answers the PNG with its `X-Catalog-Image-Id` and `X-Generation-Seed`; an image of another workspace is 404 `job_not_found`, and one past retention is 410 `asset_expired`.
+         */
         get: operations["getCatalogImage"];
         put?: never;
         post?: never;
@@ -424,10 +433,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the workspace's projects, newest first */
+        /**
+         * List the workspace's projects, newest first
+         * @description Needs the `jobs:read` scope. Pages with `limit` and `cursor`: send the answer’s `nextCursor` as `cursor` for the next page (null on the last one).
+         */
         get: operations["listProjects"];
         put?: never;
-        /** Start an editing project from a succeeded removal job */
+        /**
+         * Start an editing project from a succeeded removal job
+         * @description Needs the `images:write` scope. Made at once, not as a job: the removal’s source is copied and its result becomes revision 1’s mask, so the project keeps them until it is deleted instead of losing them with the job’s result. A job that is not a succeeded removal is 400 `invalid_input` (field `jobId`), one whose result or source is past retention is 410 `asset_expired`, and a retry with the same `Idempotency-Key` returns the same project.
+         */
         post: operations["createProject"];
         delete?: never;
         options?: never;
@@ -442,11 +457,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a project and its current revision */
+        /**
+         * Get a project and its current revision
+         * @description Needs the `jobs:read` scope. `currentRevisionId` is the newest revision, the one the next edit or refinement must name as `baseRevisionId`; `refinementsUsed` counts the refinements that made a revision or may still make one (failed and canceled ones do not count against the cap).
+         */
         get: operations["getProject"];
         put?: never;
         post?: never;
-        /** Delete a project with its source copy, masks, refinements and exports */
+        /**
+         * Delete a project with its source copy, masks, refinements and exports
+         * @description Needs the `images:write` scope. Refinements and exports still running are canceled first; then the project’s stored bytes, revisions, refinements, exports and event log are removed, and open event streams are closed. The removal job it was made from is left as it is.
+         */
         delete: operations["deleteProject"];
         options?: never;
         head?: never;
@@ -460,7 +481,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Stream a project's refinement and export events (server-sent events) */
+        /**
+         * Stream a project's refinement and export events (server-sent events)
+         * @description Needs the `jobs:read` scope. Replays the project’s events (all of them, or those after `Last-Event-ID`), then stays open for new ones until the project is deleted. An event is sent when a refinement or export ends, whatever its status, and its `data` is that refinement or export as it ended.
+         */
         get: operations["streamProjectEvents"];
         put?: never;
         post?: never;
@@ -479,7 +503,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Render a revision as png, webp, jpeg, zip or psd */
+        /**
+         * Render a revision as png, webp, jpeg, zip or psd
+         * @description Needs the `images:write` scope. Renders `revisionId` (default: the current revision) with `recipe` (default: the revision’s own) as a job that holds no credit, waiting up to the `Prefer: wait` seconds (8 without it): 201 with the export once it has ended (check `status`: it may have failed), else 202, to poll at `Location` or to follow through `image.export.completed.v1` on the project’s event stream. A recipe whose output is sure to be over the size limit is 413 `image_too_large` at once, and a retry with the same `Idempotency-Key` returns the same export.
+         */
         post: operations["createExport"];
         delete?: never;
         options?: never;
@@ -494,7 +521,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get an export and its signed result URL */
+        /**
+         * Get an export and its signed result URL
+         * @description Needs the `jobs:read` scope. Once the export has succeeded, `result.url` is a signed path to its bytes that works without an API key until `result.expiresAt`, signed afresh on each read. `result` is null before that and once the bytes are past retention (`expiresAt`), when the download answers 410 `asset_expired`.
+         */
         get: operations["getExport"];
         put?: never;
         post?: never;
@@ -511,7 +541,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Download an export's bytes */
+        /**
+         * Download an export's bytes
+         * @description Needs the `jobs:read` scope, or no credential when called with the `exp` and `sig` of a signed `result.url` (a bad or expired signature is 401 `invalid_api_key`: read the export again for a fresh URL). An export that has not succeeded is 404 `job_not_found`; one past retention is 410 `asset_expired` while its metadata remains.
+         */
         get: operations["getExportResult"];
         put?: never;
         post?: never;
@@ -530,7 +563,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Refine the newest revision inside a box and/or around labelled points */
+        /**
+         * Refine the newest revision inside a box and/or around labelled points
+         * @description Needs the `images:write` scope. Answers 202 at once: the refinement runs as a job that takes one of the workspace’s slots and holds no credit; when it ends, `image.refinement.completed.v1` goes to the project’s event stream and webhooks, and on success `revisionId` names the new revision. A stale `baseRevisionId` is 409 `revision_conflict` (a refinement whose base is overtaken while it is queued fails with that code), and a project may have at most 20 refinements, not counting failed and canceled ones: the next is 429 `rate_limit_exceeded`.
+         */
         post: operations["createRefinement"];
         delete?: never;
         options?: never;
@@ -545,7 +581,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a refinement */
+        /**
+         * Get a refinement
+         * @description Needs the `jobs:read` scope. `status` is that of the refinement’s job; once it has succeeded `revisionId` names the revision it made, and a failed one carries `error` (`revision_conflict` when another edit came after its base while it was queued).
+         */
         get: operations["getRefinement"];
         put?: never;
         post?: never;
@@ -562,7 +601,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List a project's revisions, newest (current) first */
+        /**
+         * List a project's revisions, newest (current) first
+         * @description Needs the `jobs:read` scope. Every revision in one answer (no paging); each names its base, the strokes and recipe it was made with, and the refinement that made it, if any.
+         */
         get: operations["listRevisions"];
         put?: never;
         /**
@@ -583,7 +625,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a revision */
+        /**
+         * Get a revision
+         * @description Needs the `jobs:read` scope. Revisions never change once made; `links.mask` downloads the revision’s mask. A revision of another project is 404 `job_not_found`.
+         */
         get: operations["getRevision"];
         put?: never;
         post?: never;
@@ -600,7 +645,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Download a revision's mask (8-bit grayscale PNG at the source's size) */
+        /**
+         * Download a revision's mask (8-bit grayscale PNG at the source's size)
+         * @description Needs the `jobs:read` scope. A revision’s mask never changes, so the answer may be cached for good. A project keeps its masks until it is deleted: they are not under the retention of job results.
+         */
         get: operations["getRevisionMask"];
         put?: never;
         post?: never;

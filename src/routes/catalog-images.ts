@@ -34,6 +34,8 @@ const create = createRoute({
   path: '/v1/catalog-images',
   operationId: 'createCatalogImage',
   summary: 'Make a marketplace-ready product photo from one to four reference shots',
+  description:
+    'Needs the `images:write` scope. Synchronous, not a job: the PNG is made while the client waits, under a hold of one credit that is charged when the image is stored and released when it fails (402 `quota_exhausted` when no credit is available). Sending `X-Generation-Seed` back as `seed` with the same references and fields makes the same image again, and a retry with the same `Idempotency-Key` returns the first image (same id, seed and bytes) without charging again.',
   tags,
   security,
   middleware: [authorize('POST /v1/catalog-images')] as const,
@@ -60,6 +62,8 @@ const list = createRoute({
   path: '/v1/catalog-images',
   operationId: 'listCatalogImages',
   summary: "List the workspace's catalog images, newest first",
+  description:
+    'Needs the `jobs:read` scope. Lists the images that were made (failed calls are not listed) with the options and seed each was made with; pages with `limit` and `cursor` (`nextCursor`). An image past retention stays listed with `expired: true`, and its `links.self` then answers 410 `asset_expired`.',
   tags,
   security,
   middleware: [authorize('GET /v1/catalog-images')] as const,
@@ -72,6 +76,8 @@ const getOne = createRoute({
   path: '/v1/catalog-images/{id}',
   operationId: 'getCatalogImage',
   summary: 'Download a catalog image made by this workspace',
+  description:
+    'Needs the `jobs:read` scope. Answers the PNG with its `X-Catalog-Image-Id` and `X-Generation-Seed`; an image of another workspace is 404 `job_not_found`, and one past retention is 410 `asset_expired`.',
   tags,
   security,
   middleware: [authorize('GET /v1/catalog-images/{id}')] as const,

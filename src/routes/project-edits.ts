@@ -22,7 +22,7 @@ import { ExportCreateSchema, ExportSchema, RefinementCreateSchema, RefinementSch
 import { findExport, findExportById, toExport } from '../services/exports'
 import { readResult } from '../services/jobs'
 import { acceptExport, acceptRefinement, DEFAULT_EXPORT_WAIT_SECONDS } from '../services/project-edits'
-import { findProject } from '../services/projects'
+import { findProject, REFINEMENTS_PER_PROJECT } from '../services/projects'
 import { findRefinement, toRefinement } from '../services/refinements'
 import { acceptContext, acceptedHeaders } from './job-route'
 import { ResultQuery } from '../schemas/job'
@@ -46,6 +46,7 @@ const createRefinement = createRoute({
   path: '/v1/projects/{id}/refinements',
   operationId: 'createRefinement',
   summary: 'Refine the newest revision inside a box and/or around labelled points',
+  description: `Needs the \`images:write\` scope. Answers 202 at once: the refinement runs as a job that takes one of the workspace’s slots and holds no credit; when it ends, \`image.refinement.completed.v1\` goes to the project’s event stream and webhooks, and on success \`revisionId\` names the new revision. A stale \`baseRevisionId\` is 409 \`revision_conflict\` (a refinement whose base is overtaken while it is queued fails with that code), and a project may have at most ${REFINEMENTS_PER_PROJECT} refinements, not counting failed and canceled ones: the next is 429 \`rate_limit_exceeded\`.`,
   tags,
   security,
   middleware: [authorize('POST /v1/projects/{id}/refinements')] as const,
@@ -73,6 +74,8 @@ const getRefinement = createRoute({
   path: '/v1/projects/{id}/refinements/{refinementId}',
   operationId: 'getRefinement',
   summary: 'Get a refinement',
+  description:
+    'Needs the `jobs:read` scope. `status` is that of the refinement’s job; once it has succeeded `revisionId` names the revision it made, and a failed one carries `error` (`revision_conflict` when another edit came after its base while it was queued).',
   tags,
   security,
   middleware: [authorize('GET /v1/projects/{id}/refinements/{refinementId}')] as const,
@@ -85,6 +88,7 @@ const createExport = createRoute({
   path: '/v1/projects/{id}/exports',
   operationId: 'createExport',
   summary: 'Render a revision as png, webp, jpeg, zip or psd',
+  description: `Needs the \`images:write\` scope. Renders \`revisionId\` (default: the current revision) with \`recipe\` (default: the revision’s own) as a job that holds no credit, waiting up to the \`Prefer: wait\` seconds (${DEFAULT_EXPORT_WAIT_SECONDS} without it): 201 with the export once it has ended (check \`status\`: it may have failed), else 202, to poll at \`Location\` or to follow through \`image.export.completed.v1\` on the project’s event stream. A recipe whose output is sure to be over the size limit is 413 \`image_too_large\` at once, and a retry with the same \`Idempotency-Key\` returns the same export.`,
   tags,
   security,
   middleware: [authorize('POST /v1/projects/{id}/exports')] as const,
@@ -109,6 +113,8 @@ const getExport = createRoute({
   path: '/v1/projects/{id}/exports/{exportId}',
   operationId: 'getExport',
   summary: 'Get an export and its signed result URL',
+  description:
+    'Needs the `jobs:read` scope. Once the export has succeeded, `result.url` is a signed path to its bytes that works without an API key until `result.expiresAt`, signed afresh on each read. `result` is null before that and once the bytes are past retention (`expiresAt`), when the download answers 410 `asset_expired`.',
   tags,
   security,
   middleware: [authorize('GET /v1/projects/{id}/exports/{exportId}')] as const,
@@ -121,6 +127,8 @@ const exportResult = createRoute({
   path: '/v1/projects/{id}/exports/{exportId}/result',
   operationId: 'getExportResult',
   summary: "Download an export's bytes",
+  description:
+    'Needs the `jobs:read` scope, or no credential when called with the `exp` and `sig` of a signed `result.url` (a bad or expired signature is 401 `invalid_api_key`: read the export again for a fresh URL). An export that has not succeeded is 404 `job_not_found`; one past retention is 410 `asset_expired` while its metadata remains.',
   tags,
   security: optionalBearer,
   middleware: [resultAccess('GET /v1/projects/{id}/exports/{exportId}/result')] as const,

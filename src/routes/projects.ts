@@ -38,6 +38,8 @@ const create = createRoute({
   path: '/v1/projects',
   operationId: 'createProject',
   summary: 'Start an editing project from a succeeded removal job',
+  description:
+    'Needs the `images:write` scope. Made at once, not as a job: the removal’s source is copied and its result becomes revision 1’s mask, so the project keeps them until it is deleted instead of losing them with the job’s result. A job that is not a succeeded removal is 400 `invalid_input` (field `jobId`), one whose result or source is past retention is 410 `asset_expired`, and a retry with the same `Idempotency-Key` returns the same project.',
   tags,
   security,
   middleware: [authorize('POST /v1/projects')] as const,
@@ -64,6 +66,8 @@ const list = createRoute({
   path: '/v1/projects',
   operationId: 'listProjects',
   summary: "List the workspace's projects, newest first",
+  description:
+    'Needs the `jobs:read` scope. Pages with `limit` and `cursor`: send the answer’s `nextCursor` as `cursor` for the next page (null on the last one).',
   tags,
   security,
   middleware: [authorize('GET /v1/projects')] as const,
@@ -76,6 +80,8 @@ const getOne = createRoute({
   path: '/v1/projects/{id}',
   operationId: 'getProject',
   summary: 'Get a project and its current revision',
+  description:
+    'Needs the `jobs:read` scope. `currentRevisionId` is the newest revision, the one the next edit or refinement must name as `baseRevisionId`; `refinementsUsed` counts the refinements that made a revision or may still make one (failed and canceled ones do not count against the cap).',
   tags,
   security,
   middleware: [authorize('GET /v1/projects/{id}')] as const,
@@ -88,6 +94,8 @@ const remove = createRoute({
   path: '/v1/projects/{id}',
   operationId: 'deleteProject',
   summary: 'Delete a project with its source copy, masks, refinements and exports',
+  description:
+    'Needs the `images:write` scope. Refinements and exports still running are canceled first; then the project’s stored bytes, revisions, refinements, exports and event log are removed, and open event streams are closed. The removal job it was made from is left as it is.',
   tags,
   security,
   middleware: [authorize('DELETE /v1/projects/{id}')] as const,
@@ -100,6 +108,8 @@ const events = createRoute({
   path: '/v1/projects/{id}/events',
   operationId: 'streamProjectEvents',
   summary: "Stream a project's refinement and export events (server-sent events)",
+  description:
+    'Needs the `jobs:read` scope. Replays the project’s events (all of them, or those after `Last-Event-ID`), then stays open for new ones until the project is deleted. An event is sent when a refinement or export ends, whatever its status, and its `data` is that refinement or export as it ended.',
   tags,
   security,
   middleware: [authorize('GET /v1/projects/{id}/events')] as const,
@@ -125,6 +135,8 @@ const listRevs = createRoute({
   path: '/v1/projects/{id}/revisions',
   operationId: 'listRevisions',
   summary: "List a project's revisions, newest (current) first",
+  description:
+    'Needs the `jobs:read` scope. Every revision in one answer (no paging); each names its base, the strokes and recipe it was made with, and the refinement that made it, if any.',
   tags,
   security,
   middleware: [authorize('GET /v1/projects/{id}/revisions')] as const,
@@ -162,6 +174,8 @@ const getRev = createRoute({
   path: '/v1/projects/{id}/revisions/{revisionId}',
   operationId: 'getRevision',
   summary: 'Get a revision',
+  description:
+    'Needs the `jobs:read` scope. Revisions never change once made; `links.mask` downloads the revision’s mask. A revision of another project is 404 `job_not_found`.',
   tags,
   security,
   middleware: [authorize('GET /v1/projects/{id}/revisions/{revisionId}')] as const,
@@ -174,6 +188,8 @@ const getMask = createRoute({
   path: '/v1/projects/{id}/revisions/{revisionId}/mask',
   operationId: 'getRevisionMask',
   summary: "Download a revision's mask (8-bit grayscale PNG at the source's size)",
+  description:
+    'Needs the `jobs:read` scope. A revision’s mask never changes, so the answer may be cached for good. A project keeps its masks until it is deleted: they are not under the retention of job results.',
   tags,
   security,
   middleware: [authorize('GET /v1/projects/{id}/revisions/{revisionId}/mask')] as const,
