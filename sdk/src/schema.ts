@@ -173,7 +173,7 @@ export interface paths {
         put?: never;
         /**
          * Exchange a refresh token for a new token pair
-         * @description Needs no Authorization header: the refresh token in the body is the credential. The token is rotated: the answer holds a new access token and a new refresh token, and the one sent is used up. Sending a used refresh token again is treated as reuse and revokes the whole session (401 `invalid_api_key`).
+         * @description Needs no Authorization header: the refresh token in the body is the credential. The token is rotated: the answer holds a new access token and a new refresh token, and the one sent is used up. Refreshes that race (parallel requests, two tabs, two processes sharing a session) all get the same new refresh token: a used token sent again within 30 s of its exchange answers the session's newest one. Sent later, it is treated as reuse and revokes the whole session (401 `invalid_api_key`).
          */
         post: operations["refreshSession"];
         delete?: never;

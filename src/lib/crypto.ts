@@ -41,7 +41,15 @@ async function hmacKey(secret: string): Promise<CryptoKey> {
 }
 
 export async function hmacHex(secret: string, message: string): Promise<string> {
-  return toHex(await crypto.subtle.sign('HMAC', await hmacKey(secret), encoder.encode(message)))
+  return toHex(await hmac(secret, message))
+}
+
+export async function hmacBase64Url(secret: string, message: string): Promise<string> {
+  return toBase64Url(await hmac(secret, message))
+}
+
+async function hmac(secret: string, message: string): Promise<ArrayBuffer> {
+  return crypto.subtle.sign('HMAC', await hmacKey(secret), encoder.encode(message))
 }
 
 /** Constant-time comparison of two hex strings of equal length. */

@@ -20,7 +20,7 @@ import {
 import { json, noCredentials } from '../schemas/common'
 import { isLocalEnvironment, readDevOutbox } from '../services/email'
 import { CODE_TTL_MS, MAX_CODE_ATTEMPTS, startEmailSignIn, verifyEmailSignIn } from '../services/email-sign-in'
-import { logout as endSession, refreshSession } from '../services/sessions'
+import { logout as endSession, REFRESH_REUSE_WINDOW_MS, refreshSession } from '../services/sessions'
 
 const tags = ['Sign-in']
 /** Logout works with the session's access token or with only the refresh token in the body. */
@@ -67,8 +67,7 @@ export const refresh = createRoute({
   path: '/v1/auth/refresh',
   operationId: 'refreshSession',
   summary: 'Exchange a refresh token for a new token pair',
-  description:
-    'Needs no Authorization header: the refresh token in the body is the credential. The token is rotated: the answer holds a new access token and a new refresh token, and the one sent is used up. Sending a used refresh token again is treated as reuse and revokes the whole session (401 `invalid_api_key`).',
+  description: `Needs no Authorization header: the refresh token in the body is the credential. The token is rotated: the answer holds a new access token and a new refresh token, and the one sent is used up. Refreshes that race (parallel requests, two tabs, two processes sharing a session) all get the same new refresh token: a used token sent again within ${REFRESH_REUSE_WINDOW_MS / 1000} s of its exchange answers the session's newest one. Sent later, it is treated as reuse and revokes the whole session (401 \`invalid_api_key\`).`,
   tags,
   security: noCredentials,
   request: { body: body(RefreshSchema, false) },

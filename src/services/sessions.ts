@@ -7,14 +7,18 @@
  *   no other token signed with the same key (the device cookie) can pass for one.
  * - The refresh token is opaque (`rt_` + 32 random bytes base64url), stored as SHA-256, valid 30
  *   days and used once: each refresh replaces it in its family (the session). Presenting a token
- *   that was already exchanged is reuse — someone holds a copy — so the whole session is revoked.
+ *   that was already exchanged is reuse — someone holds a copy — so the whole session is revoked,
+ *   unless it comes within `REFRESH_REUSE_WINDOW_MS` of the exchange: refreshes that race (a page's
+ *   parallel requests, two tabs, two CLI processes sharing a session file) all get the pair the
+ *   first one got (DESIGN.md §3 Session refresh races). The successor of a token is an HMAC of it
+ *   under the session key, so the pair can be answered again without storing a token in clear.
  * - A session row is checked on every request made with its access token, so logout and reuse
  *   detection end the access token at once rather than at its expiry.
  */
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose'
 import type { Env } from '../env'
 import { ApiError } from '../errors'
-import { randomToken, sha256Hex } from '../lib/crypto'
+import { hmacBase64Url, randomToken, sha256Hex } from '../lib/crypto'
 import { DAY_MS, iso } from '../lib/time'
 import { SCOPES, type AuthContext, type Scope } from './auth'
 import type { refreshTokens, sessions } from '../db/schema'
@@ -26,6 +30,15 @@ export const REFRESH_TOKEN_PREFIX = 'rt_'
 export const TOKEN_ISSUER = 'cutout'
 export const TOKEN_AUDIENCE = 'cutout-api'
 export const ACCESS_TOKEN_TYPE = 'at+jwt'
+/**
+ * How long a rotated refresh token still answers with its successor instead of counting as reuse.
+ * Long enough for requests that raced the rotation, or whose answer was lost on a bad network, to
+ * arrive (Okta's grace period defaults to 30 s); short enough that a copy replayed later, by
+ * whoever stole it, still ends the session.
+ */
+export const REFRESH_REUSE_WINDOW_MS = 30_000
+/** Successors chained within the window (a token rotated twice in 30 s); more is not a race. */
+const MAX_SUCCESSOR_HOPS = 4
 
 /** What sign-in, refresh and the device flow hand to a client. */
 export interface TokenPair {
@@ -104,6 +117,16 @@ export async function verifyAccessToken(env: Env, token: string): Promise<AuthCo
 
 const newRefreshToken = () => REFRESH_TOKEN_PREFIX + randomToken(32)
 
+/**
+ * The token that replaces `refreshToken` when it is exchanged: fixed by the token and the session
+ * key (domain-separated from the access tokens' JWT signatures, which sign `eyJ…`), so a refresh
+ * that lost a race recomputes the pair the winner got. Unguessable without both.
+ */
+const successorOf = async (env: Pick<Env, 'SESSION_SIGNING_KEY'>, refreshToken: string) => {
+  if (!env.SESSION_SIGNING_KEY) throw invalidSession()
+  return REFRESH_TOKEN_PREFIX + (await hmacBase64Url(env.SESSION_SIGNING_KEY, `refresh-successor:${refreshToken}`))
+}
+
 function insertRefreshToken(db: D1Database, sessionId: string, hash: string, now: number) {
   return db
     .prepare('INSERT INTO refresh_tokens (id, session_id, hash, expires_at, created_at) VALUES (?, ?, ?, ?, ?)')
@@ -141,35 +164,44 @@ export async function revokeSession(db: D1Database, sessionId: string, reason: '
 type RefreshRow = Pick<D1Row<typeof refreshTokens>, 'id' | 'session_id' | 'expires_at' | 'used_at'> &
   Pick<D1Row<typeof sessions>, 'user_id' | 'workspace_id' | 'revoked_at'> & { member: 1 | null }
 
+const withinReuseWindow = (usedAt: string, now = Date.now()) => now - Date.parse(usedAt) <= REFRESH_REUSE_WINDOW_MS
+
+const reuse = async (db: D1Database, sessionId: string) => {
+  await revokeSession(db, sessionId, 'reuse')
+  return invalidSession('The refresh token was already used; the session is revoked, sign in again')
+}
+
+const pairFor = async (env: Env, row: RefreshRow, refreshToken: string): Promise<TokenPair> => ({
+  accessToken: await signAccessToken(env, {
+    userId: row.user_id,
+    workspaceId: row.workspace_id,
+    sessionId: row.session_id,
+  }),
+  refreshToken,
+  tokenType: 'Bearer',
+  expiresIn: ACCESS_TOKEN_TTL_SECONDS,
+})
+
 /**
  * Exchanges a refresh token for a new pair. The old token is marked used in the same D1 batch that
- * writes its successor, guarded by `used_at IS NULL`, so two concurrent refreshes with one token
- * cannot both succeed: the loser is treated as reuse and ends the session.
+ * writes its successor, guarded by `used_at IS NULL`, so of two concurrent refreshes with one token
+ * exactly one rotates; the other, like any presentation within the reuse window, is answered with
+ * the family's current token. Past the window a used token is reuse and ends the session.
  */
 export async function refreshSession(env: Env, refreshToken: string | undefined): Promise<TokenPair> {
   if (!refreshToken) throw invalidSession('Expected a refreshToken')
   if (!refreshToken.startsWith(REFRESH_TOKEN_PREFIX)) throw invalidSession('The refresh token is not valid')
-  const row = await env.DB.prepare(
-    `SELECT rt.id, rt.session_id, rt.expires_at, rt.used_at, s.user_id, s.workspace_id, s.revoked_at,
-            (SELECT 1 FROM workspace_members m WHERE m.workspace_id = s.workspace_id AND m.user_id = s.user_id) AS member
-       FROM refresh_tokens rt JOIN sessions s ON s.id = rt.session_id
-      WHERE rt.hash = ?`,
-  )
-    .bind(await sha256Hex(refreshToken))
-    .first<RefreshRow>()
+  const row = await findRefreshToken(env.DB, refreshToken)
   if (!row) throw invalidSession('The refresh token is not valid')
   if (row.revoked_at) throw invalidSession('The session has ended; sign in again')
-  if (row.used_at) {
-    await revokeSession(env.DB, row.session_id, 'reuse')
-    throw invalidSession('The refresh token was already used; the session is revoked, sign in again')
-  }
   if (Date.parse(row.expires_at) <= Date.now()) throw invalidSession('The refresh token has expired; sign in again')
   if (!row.member) {
     await revokeSession(env.DB, row.session_id, 'logout')
     throw invalidSession('The session has ended; sign in again')
   }
+  if (row.used_at) return answerRace(env, row, refreshToken)
 
-  const next = newRefreshToken()
+  const next = await successorOf(env, refreshToken)
   const now = Date.now()
   const [marked] = await env.DB.batch([
     env.DB.prepare(
@@ -180,20 +212,43 @@ export async function refreshSession(env: Env, refreshToken: string | undefined)
       'INSERT INTO refresh_tokens (id, session_id, hash, expires_at, created_at) SELECT ?, ?, ?, ?, ? WHERE changes() = 1',
     ).bind(crypto.randomUUID(), row.session_id, await sha256Hex(next), iso(now + REFRESH_TOKEN_TTL_MS), iso(now)),
   ])
-  if (!marked.meta.changes) {
-    await revokeSession(env.DB, row.session_id, 'reuse')
-    throw invalidSession('The refresh token was already used; the session is revoked, sign in again')
+  if (marked.meta.changes) return pairFor(env, row, next)
+  // Another refresh with this token won the race (or the session was revoked meanwhile): read again.
+  const after = await findRefreshToken(env.DB, refreshToken)
+  if (!after || after.revoked_at || !after.used_at) throw invalidSession('The session has ended; sign in again')
+  return answerRace(env, after, refreshToken)
+}
+
+/**
+ * A used token presented again: within the reuse window, the family's newest token (following
+ * successors that were themselves rotated within their window) with a fresh access token; after
+ * it, reuse.
+ */
+async function answerRace(env: Env, row: RefreshRow, refreshToken: string): Promise<TokenPair> {
+  let used = row.used_at
+  let token = refreshToken
+  for (let hop = 0; hop < MAX_SUCCESSOR_HOPS && used && withinReuseWindow(used); hop++) {
+    token = await successorOf(env, token)
+    const successor = await env.DB.prepare('SELECT used_at FROM refresh_tokens WHERE hash = ? AND session_id = ?')
+      .bind(await sha256Hex(token), row.session_id)
+      .first<{ used_at: string | null }>()
+    if (!successor) break
+    if (!successor.used_at) return pairFor(env, row, token)
+    used = successor.used_at
   }
-  return {
-    accessToken: await signAccessToken(env, {
-      userId: row.user_id,
-      workspaceId: row.workspace_id,
-      sessionId: row.session_id,
-    }),
-    refreshToken: next,
-    tokenType: 'Bearer',
-    expiresIn: ACCESS_TOKEN_TTL_SECONDS,
-  }
+  throw await reuse(env.DB, row.session_id)
+}
+
+async function findRefreshToken(db: D1Database, refreshToken: string): Promise<RefreshRow | null> {
+  return db
+    .prepare(
+      `SELECT rt.id, rt.session_id, rt.expires_at, rt.used_at, s.user_id, s.workspace_id, s.revoked_at,
+              (SELECT 1 FROM workspace_members m WHERE m.workspace_id = s.workspace_id AND m.user_id = s.user_id) AS member
+         FROM refresh_tokens rt JOIN sessions s ON s.id = rt.session_id
+        WHERE rt.hash = ?`,
+    )
+    .bind(await sha256Hex(refreshToken))
+    .first<RefreshRow>()
 }
 
 /**

@@ -5,6 +5,7 @@ import { createApp } from '../../src/app'
 import { sha256Hex } from '../../src/lib/crypto'
 import { buildMimeMessage, DevOutboxSender, emailSenderFor, SendEmailBindingSender } from '../../src/services/email'
 import { CODE_WINDOW_MS, generateCode, MAX_CODES_PER_WINDOW } from '../../src/services/email-sign-in'
+import { REFRESH_REUSE_WINDOW_MS } from '../../src/services/sessions'
 import { FREE_TIER_CREDITS } from '../../src/services/users'
 import { latestCode, newEmail, signIn, startSignIn, verifySignIn, wrongCode, type SignedIn } from './auth-helpers'
 import { api, BASE, expectProblem, seedWorkspace } from './helpers'
@@ -228,9 +229,16 @@ describe('sessions', () => {
     expect(third.status).toBe(200)
   })
 
-  it('reuse of a rotated refresh token revokes the whole family', async () => {
+  /** Moves a token's exchange back past the reuse window, as if it happened that long ago. */
+  const rotatedLongAgo = async (refreshToken: string) =>
+    env.DB.prepare('UPDATE refresh_tokens SET used_at = ? WHERE hash = ?')
+      .bind(new Date(Date.now() - REFRESH_REUSE_WINDOW_MS - 1000).toISOString(), await sha256Hex(refreshToken))
+      .run()
+
+  it('reuse of a rotated refresh token after the reuse window revokes the whole family', async () => {
     const s = await signIn()
     const next = (await (await refresh(s.refreshToken)).json()) as SignedIn
+    await rotatedLongAgo(s.refreshToken)
     const reuse = await expectProblem(await refresh(s.refreshToken), 401, 'invalid_api_key')
     expect(reuse.detail).toMatch(/already used/)
     // The legitimate holder's newer tokens die with the family.
@@ -242,10 +250,38 @@ describe('sessions', () => {
     expect((await api('/v1/usage', { key: other.accessToken })).status).toBe(200)
   })
 
-  it('two concurrent refreshes with one token: exactly one succeeds', async () => {
+  it('concurrent refreshes with one token all get the same new refresh token, and the session lives', async () => {
     const s = await signIn()
-    const results = await Promise.all([refresh(s.refreshToken), refresh(s.refreshToken)])
-    expect(results.map((r) => r.status).sort()).toEqual([200, 401])
+    const results = await Promise.all([1, 2, 3, 4].map(() => refresh(s.refreshToken)))
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200])
+    const pairs = (await Promise.all(results.map((r) => r.json()))) as SignedIn[]
+    expect(new Set(pairs.map((p) => p.refreshToken)).size).toBe(1)
+    for (const pair of pairs) expect((await api('/v1/usage', { key: pair.accessToken })).status).toBe(200)
+    // The shared successor rotates as usual, once.
+    const third = (await (await refresh(pairs[0].refreshToken)).json()) as SignedIn
+    expect(third.refreshToken).not.toBe(pairs[0].refreshToken)
+    expect((await api('/v1/usage', { key: third.accessToken })).status).toBe(200)
+  })
+
+  it("within the reuse window a rotated token answers the family's newest token, even two rotations on", async () => {
+    const s = await signIn()
+    const first = (await (await refresh(s.refreshToken)).json()) as SignedIn
+    const second = (await (await refresh(first.refreshToken)).json()) as SignedIn
+    const late = await refresh(s.refreshToken)
+    expect(late.status).toBe(200)
+    expect(((await late.json()) as SignedIn).refreshToken).toBe(second.refreshToken)
+    expect((await api('/v1/usage', { key: second.accessToken })).status).toBe(200)
+  })
+
+  it('a replay after the window revokes even when the race within it was answered', async () => {
+    const s = await signIn()
+    const [a, b] = await Promise.all([refresh(s.refreshToken), refresh(s.refreshToken)])
+    const pair = (await a.json()) as SignedIn
+    expect(((await b.json()) as SignedIn).refreshToken).toBe(pair.refreshToken)
+    await rotatedLongAgo(s.refreshToken)
+    await expectProblem(await refresh(s.refreshToken), 401, 'invalid_api_key')
+    await expectProblem(await api('/v1/usage', { key: pair.accessToken }), 401, 'invalid_api_key')
+    await expectProblem(await refresh(pair.refreshToken), 401, 'invalid_api_key')
   })
 
   it('refresh tokens are stored hashed and expire', async () => {
