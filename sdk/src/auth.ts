@@ -3,8 +3,10 @@
  * Credentials: an API key, or a session (access + refresh token) kept in a `SessionStore` the
  * caller owns (a file for the CLI, memory or storage in a browser). Access tokens live an hour;
  * the SDK refreshes one shortly before it expires, or once after a 401, and saves the new pair.
- * Refresh tokens are single use and a reused one ends the whole session, so one refresh at a
- * time: concurrent requests share the refresh in flight.
+ * Refresh tokens are single use: concurrent requests share the refresh in flight, and a store
+ * shared by several clients (a browser's tabs) may make renewals exclusive among them. Refreshes
+ * that still race (two processes sharing a session file) get the same pair from the API, which
+ * answers a token rotated moments ago with its successor; a token replayed later ends the session.
  */
 import { CutoutProblem } from './problem.js'
 
@@ -19,6 +21,11 @@ export interface SessionTokens {
 export interface SessionStore {
   load(): SessionTokens | undefined | Promise<SessionTokens | undefined>
   save(tokens: SessionTokens): void | Promise<void>
+  /**
+   * Runs `renew` while no other client of the same store renews (a Web Lock across a browser's
+   * tabs). Optional: renewals in one client are one at a time anyway.
+   */
+  exclusive?<T>(renew: () => Promise<T>): Promise<T>
 }
 
 /** The API's token pair (email verify, refresh, device token). */
@@ -75,7 +82,8 @@ export class Credentials {
   async renew(staleToken: string): Promise<string> {
     if (!this.source || !('session' in this.source)) throw new Error('only sessions can be renewed')
     const store = this.source.session
-    this.#refreshing ??= (async () => {
+    const renewal = async () => {
+      // Read again: another call, tab or process may have renewed while this one waited.
       const current = await store.load()
       if (!current) throw new CutoutProblem(401, { code: 'invalid_api_key', detail: 'Not signed in' })
       if (current.accessToken !== staleToken && current.expiresAt - EARLY_REFRESH_MS > Date.now()) {
@@ -84,7 +92,8 @@ export class Credentials {
       const next = toSession(await this.refresh(current.refreshToken))
       await store.save(next)
       return next.accessToken
-    })().finally(() => {
+    }
+    this.#refreshing ??= (store.exclusive ? store.exclusive(renewal) : renewal()).finally(() => {
       this.#refreshing = undefined
     })
     return this.#refreshing

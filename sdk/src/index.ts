@@ -5,6 +5,7 @@
  * for Node are in `@cutout/sdk/node`.
  */
 export { type SessionStore, type SessionTokens, type TokenPair, memorySession, toSession } from './auth.js'
+export { type StorageSession, type StorageSessionOptions, storageSession } from './browser-session.js'
 export {
   Cutout,
   type CutoutOptions,

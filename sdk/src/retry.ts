@@ -8,7 +8,7 @@
  * go back to the caller, as a `CutoutProblem` carrying `retryAfter`. Without `Retry-After` the wait
  * is exponential backoff with full jitter, so many clients do not retry in step.
  */
-import { retryAfterSeconds } from './problem.js'
+import { CutoutProblem, retryAfterSeconds } from './problem.js'
 
 export interface RetryOptions {
   /** Attempts after the first. Default 4; 0 turns retries off. */
@@ -78,7 +78,9 @@ async function nextDelay(
     if (!retryable || (await saysRetryable(outcome)) === false) return undefined
     const after = retryAfterSeconds(outcome.headers)
     if (after !== undefined) return after * 1000 > o.maxRetryAfterMs ? undefined : after * 1000
-  } else if (!idempotent || request.signal.aborted) {
+  } else if (!idempotent || request.signal.aborted || outcome instanceof CutoutProblem) {
+    // A problem thrown before or after the send (a session that could not be renewed) is the API's
+    // answer, not a lost connection: sending again cannot change it.
     return undefined
   }
   return backoffMs(attempt, o.baseDelayMs, o.maxDelayMs)

@@ -4,7 +4,7 @@
  * a POST without an idempotency key not (but completing an upload, safe to repeat, is), one Idempotency-Key per logical call across retries,
  * and a 401 turning into a session refresh (once, shared by concurrent calls).
  */
-import { Cutout, CutoutProblem, memorySession } from '@cutout/sdk'
+import { Cutout, CutoutProblem, memorySession, storageSession } from '@cutout/sdk'
 import { describe, expect, it } from 'vitest'
 import { UPLOAD_CONTENT_TYPES } from '../../src/schemas/upload'
 
@@ -208,5 +208,71 @@ describe('sessions', () => {
     await Promise.all([cutout.usage(), cutout.usage(), cutout.usage()])
     expect(refreshes).toBe(1)
     expect(await store.load()).toMatchObject({ accessToken: 'new', refreshToken: 'rt_2' })
+  })
+})
+
+describe('sessions the API will not renew', () => {
+  it('fail the call with the API’s 401 at once: not retried as if the connection were lost', async () => {
+    const store = memorySession({ accessToken: 'old', refreshToken: 'rt_1', expiresAt: Date.now() - 1 })
+    const retries: unknown[] = []
+    const { fetch, seen } = fake([() => problem(401, 'invalid_api_key', {}, false)])
+    const cutout = new Cutout({
+      baseUrl: 'http://api.test',
+      session: store,
+      fetch,
+      retry: { onRetry: (r) => retries.push(r) },
+    })
+    const err = await cutout.usage().catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(CutoutProblem)
+    expect(err).toMatchObject({ status: 401, code: 'invalid_api_key' })
+    expect(seen.map((r) => new URL(r.url).pathname)).toEqual(['/v1/auth/refresh'])
+    expect(retries).toEqual([])
+  })
+})
+
+describe('storageSession: one session in several tabs', () => {
+  /** A tab's `sessionStorage`: each tab has its own, copied when the tab is duplicated. */
+  const tabStorage = (copyOf?: Storage): Storage => {
+    const items = new Map<string, string>()
+    if (copyOf?.getItem('s')) items.set('s', copyOf.getItem('s') as string)
+    return {
+      get length() {
+        return items.size
+      },
+      clear: () => items.clear(),
+      getItem: (k) => items.get(k) ?? null,
+      key: (i) => [...items.keys()][i] ?? null,
+      removeItem: (k) => void items.delete(k),
+      setItem: (k, v) => void items.set(k, v),
+    }
+  }
+  const delivered = () => new Promise((resolve) => setTimeout(resolve, 20))
+  const session = (refreshToken: string) => ({
+    accessToken: `at_${refreshToken}`,
+    refreshToken,
+    expiresAt: 1,
+    user: 'u',
+  })
+
+  it('a pair saved in one tab replaces the same session in the others; another session is left alone', async () => {
+    const a = tabStorage()
+    const tabA = storageSession<ReturnType<typeof session>>(a, 's')
+    tabA.start(session('rt_1'))
+    const b = tabStorage(a)
+    const seenByB: unknown[] = []
+    const tabB = storageSession<ReturnType<typeof session>>(b, 's', { onChange: (s) => seenByB.push(s) })
+    const tabC = storageSession<ReturnType<typeof session>>(tabStorage(), 's')
+    tabC.start(session('rt_other'))
+
+    tabA.save({ accessToken: 'at_2', refreshToken: 'rt_2', expiresAt: 2 })
+    await delivered()
+    expect(tabB.load()).toEqual({ accessToken: 'at_2', refreshToken: 'rt_2', expiresAt: 2, user: 'u' })
+    expect(seenByB).toHaveLength(1)
+    expect(tabC.load()?.refreshToken).toBe('rt_other')
+
+    tabB.clear()
+    await delivered()
+    expect(tabA.load()).toBeUndefined()
+    expect(tabC.load()?.refreshToken).toBe('rt_other')
   })
 })
