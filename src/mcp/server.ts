@@ -11,8 +11,8 @@ import { z } from '@hono/zod-openapi'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   type CallToolResult,
-  CallToolRequestSchema,
   ErrorCode,
+  type JSONRPCRequest,
   ListToolsRequestSchema,
   McpError,
   type Tool,
@@ -56,6 +56,21 @@ function describe(tool: McpTool): Tool {
 const TOOL_LIST: Tool[] = MCP_TOOLS.map(describe)
 const BY_NAME = new Map(MCP_TOOLS.map((tool) => [tool.name, tool]))
 
+/** What MCP says a `tools/call` carries (`_meta` and the rest pass: they are the protocol's). */
+const ToolCallParams = z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()).optional() })
+
+/**
+ * A `tools/call`'s params, checked with REST's wording: a malformed call is -32602 (Invalid
+ * params) whose message is the problem's detail naming the field (`params.arguments`), with the
+ * problem REST would answer as its `data`.
+ */
+function toolCallParams(c: Context<AppEnv>, params: unknown): z.infer<typeof ToolCallParams> {
+  const parsed = ToolCallParams.safeParse(params)
+  if (parsed.success) return parsed.data
+  const refusal = issueToApiError(parsed.error.issues[0], ['params'])
+  throw new McpError(ErrorCode.InvalidParams, refusal.message, problemOf(c, refusal))
+}
+
 /** Runs a tool as its REST route would run: scopes, then the arguments, then the service. */
 async function call(c: Context<AppEnv>, tool: McpTool, args: unknown): Promise<CallToolResult> {
   for (const route of tool.routes) assertScopes(c.get('auth'), ROUTE_ACCESS[route].scopes)
@@ -89,10 +104,15 @@ export function mcpServer(c: Context<AppEnv>, version: string): Server {
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: NO_ELICITATION },
   )
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }))
-  server.setRequestHandler(CallToolRequestSchema, (request) => {
-    const tool = BY_NAME.get(request.params.name)
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${request.params.name}`)
-    return answer(c, tool, request.params.arguments)
-  })
+  // `tools/call` is the fallback (the handler of methods without one) rather than registered with
+  // CallToolRequestSchema: the SDK parses a registered method's params before its handler runs,
+  // and answers a parse failure -32603 "Internal error" with zod's raw dump.
+  server.fallbackRequestHandler = (request: JSONRPCRequest) => {
+    if (request.method !== 'tools/call') throw new McpError(ErrorCode.MethodNotFound, 'Method not found')
+    const params = toolCallParams(c, request.params)
+    const tool = BY_NAME.get(params.name)
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${params.name}`)
+    return answer(c, tool, params.arguments)
+  }
   return server
 }

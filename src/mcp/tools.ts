@@ -33,7 +33,7 @@ import { completeUpload, createUpload, findUpload } from '../services/uploads'
 import { absolute, absoluteJob, imageContent, jobResult, jsonResult } from './results'
 
 /** One tool: what `tools/list` shows of it, the REST routes whose scopes it needs, and what it does. */
-export interface McpTool<S extends z.ZodType = z.ZodType> {
+export interface McpTool<S extends z.ZodObject = z.ZodObject> {
   name: string
   title: string
   description: string
@@ -43,7 +43,13 @@ export interface McpTool<S extends z.ZodType = z.ZodType> {
   run: (c: Context<AppEnv>, args: z.output<S>) => Promise<CallToolResult>
 }
 
-const tool = <S extends z.ZodType>(t: McpTool<S>): McpTool => t as unknown as McpTool
+/**
+ * A tool, its arguments strict as the REST contract's bodies are: an argument it does not take is
+ * refused (`Unknown field foo`), not ignored, and `tools/list` shows `additionalProperties: false`.
+ * Strict here, once, since some inputs are REST schemas of paths and queries, which are not strict.
+ */
+const tool = <S extends z.ZodObject>(t: McpTool<S>): McpTool =>
+  ({ ...t, input: t.input.strict() }) as unknown as McpTool
 
 /**
  * The longest `Prefer: wait` REST honours (8 s): `remove_background` always waits that long, since

@@ -140,6 +140,43 @@ describe('POST /mcp', () => {
     expectToolProblem(await callTool('get_job', { id: 'nope' }, key), 'invalid_input', 'id')
   })
 
+  it('answers a malformed tools/call with -32602 Invalid params naming the field, as REST would', async () => {
+    const { key } = await seedWorkspace()
+    const cases: [unknown, string, RegExp][] = [
+      [undefined, 'params', /expected object, received undefined for params$/],
+      [
+        { name: 'list_jobs', arguments: 'all' },
+        'params.arguments',
+        /expected record, received string for params\.arguments$/,
+      ],
+      [{ name: 'list_jobs', arguments: [1] }, 'params.arguments', /received array for params\.arguments$/],
+      [{ arguments: {} }, 'params.name', /expected string, received undefined for params\.name$/],
+    ]
+    for (const [params, field, detail] of cases) {
+      const res = await rpc('tools/call', params, key)
+      const { error } = (await res.json()) as {
+        error: { code: number; message: string; data: Record<string, unknown> }
+      }
+      expect(error.code, JSON.stringify(error)).toBe(-32602)
+      expect(error.message).toMatch(detail)
+      expect(error.data).toMatchObject({ code: 'invalid_input', status: 400, field })
+    }
+    const other = (await (await rpc('resources/list', {}, key)).json()) as { error: { code: number } }
+    expect(other.error.code).toBe(-32601) // Method not found, as before
+  })
+
+  it("refuses arguments a tool does not take, as the REST contract's strict objects do, and lists them as strict", async () => {
+    const { key } = await seedWorkspace()
+    const unknown = expectToolProblem(await callTool('list_jobs', { foo: 1 }, key), 'invalid_input', 'foo')
+    expect(unknown.detail).toBe('Unknown field foo: options are strict')
+    const id = crypto.randomUUID()
+    expectToolProblem(await callTool('get_job', { id, verbose: true }, key), 'invalid_input', 'verbose')
+    expectToolProblem(await callTool('cancel_job', { id, reason: 'x' }, key), 'invalid_input', 'reason')
+    const listed = await rpc('tools/list', {}, key)
+    const { tools } = ((await listed.json()) as { result: { tools: { name: string; inputSchema: any }[] } }).result
+    for (const tool of tools) expect(tool.inputSchema.additionalProperties, tool.name).toBe(false)
+  })
+
   it("answers the services' problems: an unknown job is job_not_found, an unknown upload names uploadId", async () => {
     const { key } = await seedWorkspace()
     expectToolProblem(await callTool('get_job', { id: crypto.randomUUID() }, key), 'job_not_found')
