@@ -19,6 +19,18 @@ interface Rotation<T> {
   next: T | null
 }
 
+/** The part of the Web Storage API used here (`sessionStorage`, `localStorage`, or a test's map). */
+export interface StorageArea {
+  getItem(key: string): string | null
+  setItem(key: string, value: string): void
+  removeItem(key: string): void
+}
+
+/** The part of the Web Locks API used here (typed here: the SDK also compiles without the DOM's types). */
+interface Locks {
+  request<R>(name: string, callback: () => Promise<R>): Promise<R>
+}
+
 export interface StorageSessionOptions<T extends SessionTokens> {
   /** Told whenever this tab's session changes: a refresh here or in another tab, a sign-out. */
   onChange?: (session: T | null) => void
@@ -35,14 +47,14 @@ export interface StorageSession<T extends SessionTokens> extends SessionStore {
 }
 
 export function storageSession<T extends SessionTokens>(
-  storage: Storage,
+  storage: StorageArea,
   key: string,
   options: StorageSessionOptions<T> = {},
 ): StorageSession<T> {
   const channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel(`cutout-session:${key}`) : undefined
   // In Node (tests, server-side rendering) an open channel would keep the process alive.
   ;(channel as { unref?: () => void } | undefined)?.unref?.()
-  const locks = typeof navigator === 'object' ? navigator.locks : undefined
+  const locks = (globalThis as { navigator?: { locks?: Locks } }).navigator?.locks
 
   const load = (): T | undefined => {
     try {
@@ -59,8 +71,8 @@ export function storageSession<T extends SessionTokens>(
   }
   const broadcast = (rotation: Rotation<T>) => channel?.postMessage(rotation)
 
-  channel?.addEventListener('message', (event: MessageEvent<Rotation<T>>) => {
-    const { previous, next } = event.data
+  channel?.addEventListener('message', (event) => {
+    const { previous, next } = (event as MessageEvent).data as Rotation<T>
     if (load()?.refreshToken === previous) write(next)
   })
 
@@ -80,8 +92,6 @@ export function storageSession<T extends SessionTokens>(
       write(null)
       if (current) broadcast({ previous: current.refreshToken, next: null })
     },
-    exclusive: locks
-      ? <R>(renew: () => Promise<R>) => locks.request(`cutout-session:${key}`, renew) as Promise<R>
-      : undefined,
+    exclusive: locks ? (renew) => locks.request(`cutout-session:${key}`, renew) : undefined,
   }
 }

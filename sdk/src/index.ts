@@ -5,7 +5,12 @@
  * for Node are in `@cutout/sdk/node`.
  */
 export { type SessionStore, type SessionTokens, type TokenPair, memorySession, toSession } from './auth.js'
-export { type StorageSession, type StorageSessionOptions, storageSession } from './browser-session.js'
+export {
+  type StorageArea,
+  type StorageSession,
+  type StorageSessionOptions,
+  storageSession,
+} from './browser-session.js'
 export {
   Cutout,
   type CutoutOptions,

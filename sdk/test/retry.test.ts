@@ -4,7 +4,7 @@
  * a POST without an idempotency key not (but completing an upload, safe to repeat, is), one Idempotency-Key per logical call across retries,
  * and a 401 turning into a session refresh (once, shared by concurrent calls).
  */
-import { Cutout, CutoutProblem, memorySession, storageSession } from '@cutout/sdk'
+import { Cutout, CutoutProblem, memorySession, type StorageArea, storageSession } from '@cutout/sdk'
 import { describe, expect, it } from 'vitest'
 import { UPLOAD_CONTENT_TYPES } from '../../src/schemas/upload'
 
@@ -232,16 +232,11 @@ describe('sessions the API will not renew', () => {
 
 describe('storageSession: one session in several tabs', () => {
   /** A tab's `sessionStorage`: each tab has its own, copied when the tab is duplicated. */
-  const tabStorage = (copyOf?: Storage): Storage => {
+  const tabStorage = (copyOf?: StorageArea): StorageArea => {
     const items = new Map<string, string>()
     if (copyOf?.getItem('s')) items.set('s', copyOf.getItem('s') as string)
     return {
-      get length() {
-        return items.size
-      },
-      clear: () => items.clear(),
       getItem: (k) => items.get(k) ?? null,
-      key: (i) => [...items.keys()][i] ?? null,
       removeItem: (k) => void items.delete(k),
       setItem: (k, v) => void items.set(k, v),
     }

@@ -1,12 +1,15 @@
 /**
  * The page's only way to the API: same-origin fetch with the session's bearer token when signed
- * in (the anonymous device cookie otherwise), problem+json turned into the SDK's `CutoutProblem`,
- * and one refresh-and-retry when an access token has expired. Tokens never go into URLs or the
- * console. The types and the problem class are the SDK's (sdk/src), bundled into the page.
+ * in (the anonymous device cookie otherwise), problem+json turned into the SDK's `CutoutProblem`.
+ * The session is the SDK's too (`Credentials` over web/src/session.ts's store): renewed a minute
+ * before it lapses or once after a 401, one renewal at a time in this tab and across its copies in
+ * other tabs. Tokens never go into URLs or the console. The types and the problem class are the
+ * SDK's (sdk/src), bundled into the page.
  */
+import { Credentials, type TokenPair } from '../../sdk/src/auth'
 import { CutoutProblem } from '../../sdk/src/problem'
 import type { components } from '../../sdk/src/schema'
-import { clearSession, loadSession, type Session, saveSession } from './session'
+import { clearSession, loadSession, sessionStore } from './session'
 
 export { CutoutProblem }
 
@@ -24,20 +27,29 @@ export interface RequestOptions {
   signal?: AbortSignal
 }
 
-async function refresh(session: Session): Promise<Session | null> {
+const credentials = new Credentials({ session: sessionStore }, async (refreshToken): Promise<TokenPair> => {
   const res = await fetch('/v1/auth/refresh', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ refreshToken: session.refreshToken }),
+    body: JSON.stringify({ refreshToken }),
   })
-  if (!res.ok) {
-    clearSession()
-    return null
+  if (!res.ok) throw await CutoutProblem.fromResponse(res)
+  return (await res.json()) as TokenPair
+})
+
+/**
+ * The bearer token to send, renewed when it is about to lapse (or, given the token a 401 refused,
+ * renewed now). A session the API will not renew has ended: the page forgets it, and the problem
+ * ("sign in again") goes to the caller.
+ */
+async function bearer(refused?: string): Promise<string | undefined> {
+  if (!loadSession()) return undefined
+  try {
+    return refused ? await credentials.renew(refused) : await credentials.token()
+  } catch (err) {
+    if (err instanceof CutoutProblem && err.status === 401) clearSession()
+    throw err
   }
-  const pair = (await res.json()) as { accessToken: string; refreshToken: string; expiresIn: number }
-  const next = { ...session, ...pair, expiresAt: Date.now() + pair.expiresIn * 1000 }
-  saveSession(next)
-  return next
 }
 
 /** How often a request the rate limit refused is sent again after its `Retry-After`. */
@@ -79,12 +91,9 @@ function shortRetryAfter(res: Response): number | null {
  * waited out and sent again (the body is a string, FormData or File, so it can be re-sent).
  */
 export async function request(path: string, opts: RequestOptions = {}): Promise<Response> {
-  let session = opts.anonymous ? null : loadSession()
-  // Refresh a minute early so a long upload does not start with a token about to lapse.
-  if (session && session.expiresAt - 60_000 < Date.now()) session = await refresh(session)
-  const send = (s: Session | null) => {
+  const send = (token: string | undefined) => {
     const headers: Record<string, string> = { ...opts.headers }
-    if (s) headers.authorization = `Bearer ${s.accessToken}`
+    if (token) headers.authorization = `Bearer ${token}`
     let body = opts.body
     if (opts.json !== undefined) {
       headers['content-type'] = 'application/json'
@@ -94,17 +103,18 @@ export async function request(path: string, opts: RequestOptions = {}): Promise<
   }
   let res: Response
   try {
-    res = await send(session)
-    if (res.status === 401 && session) {
-      session = await refresh(session)
-      if (session) res = await send(session)
+    let token = opts.anonymous ? undefined : await bearer()
+    res = await send(token)
+    if (res.status === 401 && token) {
+      token = await bearer(token)
+      res = await send(token)
     }
     for (let retry = 0; retry < RATE_LIMIT_RETRIES && shortRetryAfter(res) !== null; retry++) {
       await waitOut(shortRetryAfter(res) ?? 0)
-      res = await send(session)
+      res = await send(token)
     }
   } catch (err) {
-    if ((err as Error).name === 'AbortError') throw err
+    if (err instanceof CutoutProblem || (err as Error).name === 'AbortError') throw err
     throw new CutoutProblem(0, {
       code: 'network_error',
       detail: 'Could not reach the server: check your connection and try again',

@@ -1,7 +1,11 @@
 /**
  * The signed-in session (DESIGN.md §3 Sessions): kept in sessionStorage so it survives a reload
- * of this tab but not the browser, and never in a URL or cookie the page controls.
+ * of this tab but not the browser, and never in a URL or cookie the page controls. The store is
+ * the SDK's `storageSession`, so a duplicated tab that holds a copy follows this tab's refreshes
+ * and sign-out instead of replaying a used refresh token (which would end the session).
  */
+import { storageSession } from '../../sdk/src/browser-session'
+
 export interface Session {
   accessToken: string
   refreshToken: string
@@ -11,29 +15,30 @@ export interface Session {
   workspace: { id: string; name: string }
 }
 
-const KEY = 'cutout.session'
 const listeners = new Set<(s: Session | null) => void>()
 
+/** The SDK's store for this tab's session (the page's requests renew through it: web/src/api.ts). */
+export const sessionStore = storageSession<Session>(sessionStorage, 'cutout.session', {
+  onChange: (session) => {
+    for (const listener of listeners) listener(session)
+  },
+})
+
 export function loadSession(): Session | null {
-  try {
-    const raw = sessionStorage.getItem(KEY)
-    return raw ? (JSON.parse(raw) as Session) : null
-  } catch {
-    return null
-  }
+  return sessionStore.load() ?? null
 }
 
+/** A new session from sign-in: this tab's own, other tabs keep theirs. */
 export function saveSession(session: Session): void {
-  sessionStorage.setItem(KEY, JSON.stringify(session))
-  for (const listener of listeners) listener(session)
+  sessionStore.start(session)
 }
 
+/** Forgets the session in this tab and in the tabs that hold a copy of it. */
 export function clearSession(): void {
-  sessionStorage.removeItem(KEY)
-  for (const listener of listeners) listener(null)
+  sessionStore.clear()
 }
 
-/** Calls `listener` now and whenever the session changes (sign-in, refresh, sign-out). */
+/** Calls `listener` now and whenever the session changes (sign-in, refresh, sign-out, another tab's). */
 export function onSession(listener: (s: Session | null) => void): void {
   listeners.add(listener)
   listener(loadSession())

@@ -22,8 +22,8 @@ import sharp from 'sharp'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { launchChromium } from '../../test/helpers/browser'
 import { E2E_STACK_ENV, type E2eStack, e2eStack } from '../../test/helpers/e2e-stack'
-import { outboxCode } from '../../test/helpers/local-stack'
 import { madeSubject } from '../../inference-server/test/made-subjects'
+import { signInOnPage as signIn } from './sign-in'
 
 /** The stack's anonymous removals per day (production's is 7; test/helpers/e2e-stack.ts). */
 const DAILY = Number(E2E_STACK_ENV.ANONYMOUS_DAILY_REMOVALS)
@@ -156,22 +156,7 @@ async function downloadPng(page: Page) {
   return { name: download.suggestedFilename(), meta: await sharp(path).metadata() }
 }
 
-/**
- * The page waits out a 429 with a short Retry-After up to twice (web/src/api.ts), so the code form
- * may take up to two minutes when this address has spent its anonymous requests for the minute.
- */
-const RATE_WAIT_MS = 2 * 61_000 + 5_000
-
-async function signInOnPage(page: Page, email: string): Promise<void> {
-  await page.fill('#sign-in-email', email)
-  await page.click('#sign-in-email-form button')
-  await page.locator('#sign-in-code-form').waitFor({ timeout: RATE_WAIT_MS })
-  // The local-mode hint links to the outbox; a person would read the code there.
-  await expect(page.locator('#sign-in-hint a').getAttribute('href')).resolves.toContain('/v1/dev/outbox')
-  await page.fill('#sign-in-code', await outboxCode(stack.baseUrl, email))
-  await page.click('#sign-in-code-form button')
-  await page.locator('#signed-in-as').filter({ hasText: email }).waitFor()
-}
+const signInOnPage = (page: Page, email: string) => signIn(page, stack.baseUrl, email)
 
 describe('the page, anonymously', () => {
   it('drop → stages → before/after → download of a PNG the size of the photo; the allowance counts down', async () => {
