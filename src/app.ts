@@ -106,7 +106,7 @@ export function createApp() {
     info: {
       title: TITLE,
       version: API_VERSION,
-      description: `Background removal and image editing. Errors are application/problem+json. A JSON request body is at most ${MAX_JSON_BODY_BYTES} bytes (1 MiB; larger is 413 image_too_large).`,
+      description: `Background removal and image editing. Errors are application/problem+json. A JSON request body is at most ${MAX_JSON_BODY_BYTES} bytes (1 MiB; larger is 413 request_too_large).`,
       license: { name: 'AGPL-3.0-or-later', identifier: 'AGPL-3.0-or-later' },
       // Whoever runs this deployment: its own origin, whose page and /docs say more.
       contact: { name: TITLE, url: new URL(c.req.url).origin },

@@ -12,12 +12,27 @@ export const ERROR_STATUS = {
   invalid_api_key: 401,
   quota_exhausted: 402,
   insufficient_scope: 403,
+  // One not-found code per resource (`notFound` below); `job_not_found` is SPEC.md's own.
   job_not_found: 404,
+  upload_not_found: 404,
+  batch_not_found: 404,
+  project_not_found: 404,
+  revision_not_found: 404,
+  refinement_not_found: 404,
+  export_not_found: 404,
+  catalog_image_not_found: 404,
+  webhook_endpoint_not_found: 404,
+  webhook_delivery_not_found: 404,
+  api_key_not_found: 404,
+  device_authorization_not_found: 404,
+  workspace_not_found: 404,
+  route_not_found: 404,
   method_not_allowed: 405,
   idempotency_conflict: 409,
   revision_conflict: 409,
   asset_expired: 410,
   image_too_large: 413,
+  request_too_large: 413,
   unsupported_media: 415,
   unsafe_url: 422,
   authorization_pending: 428,
@@ -34,12 +49,26 @@ export const ERROR_TITLES: Record<ErrorCode, string> = {
   invalid_api_key: 'Invalid API key',
   quota_exhausted: 'Quota exhausted',
   insufficient_scope: 'Insufficient scope',
-  job_not_found: 'Not found',
+  job_not_found: 'Job not found',
+  upload_not_found: 'Upload not found',
+  batch_not_found: 'Batch not found',
+  project_not_found: 'Project not found',
+  revision_not_found: 'Revision not found',
+  refinement_not_found: 'Refinement not found',
+  export_not_found: 'Export not found',
+  catalog_image_not_found: 'Catalog image not found',
+  webhook_endpoint_not_found: 'Webhook endpoint not found',
+  webhook_delivery_not_found: 'Webhook delivery not found',
+  api_key_not_found: 'API key not found',
+  device_authorization_not_found: 'Device authorization not found',
+  workspace_not_found: 'Workspace not found',
+  route_not_found: 'Route not found',
   method_not_allowed: 'Method not allowed',
   idempotency_conflict: 'Idempotency conflict',
   revision_conflict: 'Revision conflict',
   asset_expired: 'Asset expired',
   image_too_large: 'Image too large',
+  request_too_large: 'Request too large',
   unsupported_media: 'Unsupported media',
   unsafe_url: 'Unsafe URL',
   authorization_pending: 'Authorization pending',
@@ -54,6 +83,23 @@ export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'rate_limit_exceeded',
   'processor_unavailable',
 ])
+
+/**
+ * The help of a `<resource>_not_found` code: each resource has its own code, as SPEC.md's
+ * `job_not_found` has for jobs, so a request naming two (a delivery of an endpoint, a revision of a
+ * project) says which one is missing; what they say differs only in the resource, where it is
+ * looked for, and a remark of its own.
+ */
+function notFound(
+  resource: string,
+  { within = 'the authenticated workspace', also = '', fix }: { within?: string; also?: string; fix?: string } = {},
+): { meaning: string; retry: string; fix: string } {
+  return {
+    meaning: `No ${resource} with this id exists in ${within}. One of another workspace is reported the same way, never as forbidden.${also}`,
+    retry: `The same request finds no ${resource} again.`,
+    fix: fix ?? `Check the id, and that the credential belongs to the workspace that owns the ${resource}.`,
+  }
+}
 
 /**
  * What each code means to the person reading the problem, for its page at `/errors/<code>` (the
@@ -84,11 +130,45 @@ export const ERROR_HELP: Record<ErrorCode, { meaning: string; retry: string; fix
     retry: 'The same key is refused again.',
     fix: "Use a key created with the scope the problem's `detail` names, or a signed-in session where the operation needs one.",
   },
-  job_not_found: {
+  job_not_found: notFound('job', {
+    also: " A job's result asked for before the job succeeded is this code too (`detail` gives the job's status).",
+  }),
+  upload_not_found: notFound('upload', {
+    also: " An upload named in another request's body (`uploadId`, `uploadIds`) is 400 `invalid_input` naming that field instead.",
+  }),
+  batch_not_found: notFound('batch'),
+  project_not_found: notFound('project'),
+  revision_not_found: notFound('revision', { within: 'the project' }),
+  refinement_not_found: notFound('refinement', { within: 'the project' }),
+  export_not_found: notFound('export', {
+    within: 'the project',
+    also: ' Asking for its result before the export succeeded is this code too (`detail` gives its status).',
+  }),
+  catalog_image_not_found: notFound('catalog image'),
+  webhook_endpoint_not_found: notFound('webhook endpoint', {
+    also: ' A deleted endpoint is still found: its delivery history stays readable.',
+  }),
+  webhook_delivery_not_found: notFound('webhook delivery', {
+    within: "the endpoint's deliveries",
+    fix: 'Take the delivery id from `GET /v1/webhooks/{id}/deliveries` of the same endpoint.',
+  }),
+  api_key_not_found: notFound('API key', { also: ' A key already revoked is not found either.' }),
+  device_authorization_not_found: {
     meaning:
-      'The resource (job, project, upload, key, webhook, or the route itself) does not exist in the authenticated workspace.',
-    retry: 'The same request finds nothing again.',
-    fix: 'Check the id and the workspace of the credential; resources of another workspace are reported as not found.',
+      'No device sign-in is waiting for this user code: it was mistyped, or it expired (codes last ten minutes).',
+    retry: 'The same code is not found again.',
+    fix: 'Check the code the device shows, or start the sign-in again on the device (`cutout login`) for a fresh one.',
+  },
+  workspace_not_found: {
+    meaning: 'The signed-in user is not a member of the workspace the request names.',
+    retry: 'The same workspace is not found again.',
+    fix: "Name one of the user's workspaces (`GET /v1/workspaces` lists them), or leave it out for the session's own.",
+  },
+  route_not_found: {
+    meaning:
+      'No operation answers this path, whatever the method (a path that exists with another method is 405 `method_not_allowed`).',
+    retry: 'The same path is not found again.',
+    fix: 'Check the path against the API reference at `/docs`, including the `/v1` prefix.',
   },
   method_not_allowed: {
     meaning:
@@ -115,9 +195,16 @@ export const ERROR_HELP: Record<ErrorCode, { meaning: string; retry: string; fix
     fix: 'Run the job again from the original image, and download results within 24 hours.',
   },
   image_too_large: {
-    meaning: 'The body or an image is over a limit: 50 MB per image or 25 megapixels, or 1 MiB for a JSON body.',
-    retry: 'The same image or body is refused again.',
-    fix: 'Downscale or recompress the image below the limits and send it again; split a JSON body that large (a revision of many long strokes into several revisions).',
+    meaning:
+      'An image is over a limit: 50 MB or 25 megapixels for an input, or an export whose output size the recipe puts over the limit. `field` names the image or the recipe field.',
+    retry: 'The same image is refused again.',
+    fix: 'Downscale or recompress the image below the limits and send it again, or ask for a smaller export.',
+  },
+  request_too_large: {
+    meaning:
+      'The request body is over its limit before any of it was read as input: a JSON body is at most 1 MiB (1,048,576 bytes). Images have their own limits (`image_too_large`).',
+    retry: 'The same body is refused again.',
+    fix: 'Send less in one request: split a revision of many long strokes into several revisions.',
   },
   unsupported_media: {
     meaning:

@@ -141,7 +141,7 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
   if (err instanceof ApiError) return problemResponse(c, err)
   if (err instanceof HTTPException) {
     const code: ErrorCode =
-      err.status === 415 ? 'unsupported_media' : err.status === 413 ? 'image_too_large' : 'invalid_input'
+      err.status === 415 ? 'unsupported_media' : err.status === 413 ? 'request_too_large' : 'invalid_input'
     return problemResponse(c, new ApiError(code, err.message || ERROR_TITLES[code]))
   }
   if (err instanceof SyntaxError) {
@@ -152,7 +152,7 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
 }
 
 export const notFound: NotFoundHandler<AppEnv> = (c) =>
-  problemResponse(c, new ApiError('job_not_found', `No route for ${c.req.method} ${c.req.path}`))
+  problemResponse(c, new ApiError('route_not_found', `No route for ${c.req.method} ${c.req.path}`))
 
 /**
  * The app's not-found handler: a path some route answers, asked with another method, is 405
@@ -190,9 +190,9 @@ export const errorResponses = {
   401: problemContent('Missing, invalid, expired or revoked API key'),
   402: problemContent('No credits remain in this period'),
   403: problemContent('The key lacks a required scope'),
-  404: problemContent('Not found in this workspace'),
+  404: problemContent('Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …)'),
   409: problemContent('Conflict with an earlier request (an Idempotency-Key reused with other input)'),
-  413: problemContent('The body or an image is over its limit'),
+  413: problemContent('An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`)'),
   415: problemContent('The body or an image is not of a supported type'),
   422: problemContent('Well-formed but cannot be processed'),
   429: problemContent('Rate limit exceeded'),

@@ -99,7 +99,7 @@ async function drain(source: Pick<ReadableStreamDefaultReader<Uint8Array>, 'read
 const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i
 
 const tooLarge = () =>
-  new ApiError('image_too_large', `Expected a JSON body of at most ${MAX_JSON_BODY_BYTES} bytes (1 MiB)`)
+  new ApiError('request_too_large', `Expected a JSON body of at most ${MAX_JSON_BODY_BYTES} bytes (1 MiB)`)
 
 /**
  * Refuses a JSON body over {@link MAX_JSON_BODY_BYTES} with 413 before it is parsed: at once by

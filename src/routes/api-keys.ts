@@ -57,7 +57,7 @@ export const remove = createRoute({
   operationId: 'revokeApiKey',
   summary: 'Revoke an API key',
   description:
-    'Needs the `keys:write` scope. The key is refused with 401 `invalid_api_key` from the next request on; a key unknown to this workspace or already revoked is 404 `job_not_found`. To rotate a key, create the new one before revoking the old one.',
+    'Needs the `keys:write` scope. The key is refused with 401 `invalid_api_key` from the next request on; a key unknown to this workspace or already revoked is 404 `api_key_not_found`. To rotate a key, create the new one before revoking the old one.',
   tags,
   security,
   middleware: [authorize('DELETE /v1/api-keys/{id}')] as const,
@@ -93,6 +93,6 @@ export const apiKeys = createRouter()
  */
 async function replayedKey(db: D1Database, workspaceId: string, id: string) {
   const key = (await listApiKeys(db, workspaceId)).find((k) => k.id === id)
-  if (!key) throw new ApiError('job_not_found', `API key ${id} was revoked since it was created`)
+  if (!key) throw new ApiError('api_key_not_found', `API key ${id} was revoked since it was created`)
   return key
 }

@@ -77,7 +77,7 @@ const getOne = createRoute({
   operationId: 'getCatalogImage',
   summary: 'Download a catalog image made by this workspace',
   description:
-    'Needs the `jobs:read` scope. Answers the PNG with its `X-Catalog-Image-Id` and `X-Generation-Seed`; an image of another workspace is 404 `job_not_found`, and one past retention is 410 `asset_expired`.',
+    'Needs the `jobs:read` scope. Answers the PNG with its `X-Catalog-Image-Id` and `X-Generation-Seed`; an image of another workspace is 404 `catalog_image_not_found`, and one past retention is 410 `asset_expired`.',
   tags,
   security,
   middleware: [authorize('GET /v1/catalog-images/{id}')] as const,

@@ -53,7 +53,7 @@ export const getOne = createRoute({
   operationId: 'getDeviceAuthorization',
   summary: 'See which client asked for a device sign-in, before approving it',
   description:
-    'Needs a signed-in session; an API key is 403 `insufficient_scope`. The user code is matched in any case, with or without its hyphen. An unknown or expired code is 404 `job_not_found`.',
+    'Needs a signed-in session; an API key is 403 `insufficient_scope`. The user code is matched in any case, with or without its hyphen. An unknown or expired code is 404 `device_authorization_not_found`.',
   tags,
   security: [{ Bearer: [] }],
   middleware: [requireSession()] as const,
@@ -62,7 +62,7 @@ export const getOne = createRoute({
     200: json(DeviceAuthorizationViewSchema, 'The client that asked and whether the code is still pending'),
     ...errorResponses,
     403: problemContent('Only a signed-in session, not an API key'),
-    404: problemContent('No live code'),
+    404: problemContent('No live code (`device_authorization_not_found`)'),
   },
 })
 
@@ -81,7 +81,9 @@ export const approve = createRoute({
     204: { description: 'Approved: the device receives tokens for the workspace on its next poll' },
     ...errorResponses,
     403: problemContent('Only a signed-in session may approve, not an API key'),
-    404: problemContent('No live code, or a workspace the user is not a member of'),
+    404: problemContent(
+      'No live code (`device_authorization_not_found`), or a workspace the user is not a member of (`workspace_not_found`)',
+    ),
   },
 })
 

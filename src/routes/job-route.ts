@@ -114,7 +114,9 @@ function jobCreatedResponses(images: ImageProblems) {
     ...errorResponses,
     402: problemContent('No credits remain'),
     409: problemContent('Idempotency-Key reused with different input'),
-    413: problemContent(images.tooLarge),
+    413: problemContent(
+      `${images.tooLarge} (\`image_too_large\`), or a JSON body over its limit (\`request_too_large\`)`,
+    ),
     415: problemContent(images.unsupported),
     422: problemContent(images.unsafeUrl),
   }

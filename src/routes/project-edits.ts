@@ -128,7 +128,7 @@ const exportResult = createRoute({
   operationId: 'getExportResult',
   summary: "Download an export's bytes",
   description:
-    'Needs the `jobs:read` scope, or no credential when called with the `exp` and `sig` of a signed `result.url` (a bad or expired signature is 401 `invalid_api_key`: read the export again for a fresh URL). An export that has not succeeded is 404 `job_not_found`; one past retention is 410 `asset_expired` while its metadata remains.',
+    'Needs the `jobs:read` scope, or no credential when called with the `exp` and `sig` of a signed `result.url` (a bad or expired signature is 401 `invalid_api_key`: read the export again for a fresh URL). An export that has not succeeded is 404 `export_not_found`; one past retention is 410 `asset_expired` while its metadata remains.',
   tags,
   security: optionalBearer,
   middleware: [resultAccess('GET /v1/projects/{id}/exports/{exportId}/result')] as const,

@@ -175,7 +175,7 @@ const getRev = createRoute({
   operationId: 'getRevision',
   summary: 'Get a revision',
   description:
-    'Needs the `jobs:read` scope. Revisions never change once made; `links.mask` downloads the revision’s mask. A revision of another project is 404 `job_not_found`.',
+    'Needs the `jobs:read` scope. Revisions never change once made; `links.mask` downloads the revision’s mask. A revision of another project is 404 `revision_not_found`.',
   tags,
   security,
   middleware: [authorize('GET /v1/projects/{id}/revisions/{revisionId}')] as const,

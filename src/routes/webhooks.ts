@@ -81,7 +81,7 @@ export const remove = createRoute({
   operationId: 'deleteWebhook',
   summary: 'Delete a webhook endpoint and stop its deliveries',
   description:
-    "Needs the `webhooks:write` scope. Delivery stops at once: deliveries still waiting for an attempt are marked failed, and the endpoint's delivery history stays readable. An endpoint not in this workspace is 404 `job_not_found`; deleting one twice answers 204 again.",
+    "Needs the `webhooks:write` scope. Delivery stops at once: deliveries still waiting for an attempt are marked failed, and the endpoint's delivery history stays readable. An endpoint not in this workspace is 404 `webhook_endpoint_not_found`; deleting one twice answers 204 again.",
   tags,
   security,
   middleware: [authorize('DELETE /v1/webhooks/{id}')] as const,
@@ -109,7 +109,7 @@ export const replay = createRoute({
   operationId: 'replayWebhookDelivery',
   summary: 'Send a webhook delivery again',
   description:
-    'Needs the `webhooks:write` scope. Requeues a delivery in any status for an immediate attempt, with the same delivery id (`webhook-id`) so receivers can deduplicate it, and starts its retry schedule over. An endpoint that is deleted or disabled by a 410 is 400 `invalid_input`; a delivery unknown to the endpoint is 404 `job_not_found`.',
+    'Needs the `webhooks:write` scope. Requeues a delivery in any status for an immediate attempt, with the same delivery id (`webhook-id`) so receivers can deduplicate it, and starts its retry schedule over. An endpoint that is deleted or disabled by a 410 is 400 `invalid_input`; a delivery unknown to the endpoint is 404 `webhook_delivery_not_found`.',
   tags,
   security,
   middleware: [authorize('POST /v1/webhooks/{endpointId}/deliveries/{deliveryId}/replay')] as const,
@@ -158,7 +158,8 @@ export const webhooks = createRouter()
       )
     }
     const replayed = await outboxFor(c.env, endpointId).replay(deliveryId)
-    if (!replayed) throw new ApiError('job_not_found', `No delivery ${deliveryId} for webhook endpoint ${endpointId}`)
+    if (!replayed)
+      throw new ApiError('webhook_delivery_not_found', `No delivery ${deliveryId} for webhook endpoint ${endpointId}`)
     return c.json(replayed, 202)
   })
 

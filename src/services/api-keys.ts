@@ -133,5 +133,5 @@ export async function revokeApiKey(db: D1Database, workspaceId: string, id: stri
     .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL')
     .bind(iso(), id, workspaceId)
     .run()
-  if (!res.meta.changes) throw new ApiError('job_not_found', `API key ${id} not found`)
+  if (!res.meta.changes) throw new ApiError('api_key_not_found', `API key ${id} not found`)
 }

@@ -71,7 +71,7 @@ export async function getBatch(env: Env, workspaceId: string, id: string): Promi
   const batch = await env.DB.prepare('SELECT * FROM batches WHERE id = ? AND workspace_id = ?')
     .bind(id, workspaceId)
     .first<BatchRow>()
-  if (!batch) throw new ApiError('job_not_found', `No batch ${id} in this workspace`)
+  if (!batch) throw new ApiError('batch_not_found', `No batch ${id} in this workspace`)
   const jobs = await batchJobs(env.DB, id)
   return {
     id: batch.id,

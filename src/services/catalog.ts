@@ -265,7 +265,7 @@ export async function readCatalogImage(env: Env, workspaceId: string, id: string
   )
     .bind(id, workspaceId)
     .first<CatalogImageRow>()
-  if (!row?.result_key) throw new ApiError('job_not_found', `No catalog image ${id} in this workspace`)
+  if (!row?.result_key) throw new ApiError('catalog_image_not_found', `No catalog image ${id} in this workspace`)
   const stored = await serveStored(env.BUCKET, row.result_key, row, `catalog image ${id}`, CATALOG_IMAGE_HEADERS)
   return { row, stored, seed: (JSON.parse(row.options) as CatalogOptions).seed }
 }

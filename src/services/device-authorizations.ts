@@ -115,7 +115,10 @@ export async function describeDeviceAuthorization(env: Env, userCode: string): P
     .bind(code)
     .first<{ client: string; status: string; expires_at: string }>()
   if (!row || Date.parse(row.expires_at) <= Date.now()) {
-    throw new ApiError('job_not_found', `No pending device authorization with code ${formatUserCode(code)}`)
+    throw new ApiError(
+      'device_authorization_not_found',
+      `No pending device authorization with code ${formatUserCode(code)}`,
+    )
   }
   return {
     userCode: formatUserCode(code),
@@ -142,14 +145,17 @@ export async function approveDeviceAuthorization(
     .bind(code)
     .first<PendingRow>()
   if (!row || Date.parse(row.expires_at) <= Date.now()) {
-    throw new ApiError('job_not_found', `No pending device authorization with code ${formatUserCode(code)}`)
+    throw new ApiError(
+      'device_authorization_not_found',
+      `No pending device authorization with code ${formatUserCode(code)}`,
+    )
   }
   if (row.status !== 'pending') {
     throw new ApiError('invalid_input', 'This code was already used', { field: 'userCode' })
   }
   const target = workspaceId ?? session.workspaceId
   if (!(await isMember(env.DB, session.userId, target))) {
-    throw new ApiError('job_not_found', `Workspace ${target} not found`)
+    throw new ApiError('workspace_not_found', `Workspace ${target} not found`)
   }
   const approved = await env.DB.prepare(
     `UPDATE device_authorizations SET status = 'approved', user_id = ?, workspace_id = ?, approved_at = ?

@@ -188,7 +188,7 @@ export async function findProjectJob(
     )
     .bind(where.id, where.projectId, kind, ...(where.workspaceId ? [where.workspaceId] : []))
     .first<JobRow>()
-  if (!row) throw new ApiError('job_not_found', `No ${kind} ${where.id} in this project`)
+  if (!row) throw new ApiError(`${kind}_not_found`, `No ${kind} ${where.id} in this project`)
   return row
 }
 

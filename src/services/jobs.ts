@@ -135,7 +135,8 @@ export async function jobEvents(env: Env, workspaceId: string, id: string, lastE
  */
 export async function readResult(env: Env, row: JobRow, what: string): Promise<StoredResponse> {
   if (row.status !== 'succeeded' || !row.result_key) {
-    throw new ApiError('job_not_found', `${what} has no result (status ${row.status})`)
+    const code = row.kind === 'export' ? 'export_not_found' : 'job_not_found'
+    throw new ApiError(code, `${what} has no result (status ${row.status})`)
   }
   return serveStored(env.BUCKET, row.result_key, row, `the result of ${what}`, {
     contentType: row.result_content_type ?? 'image/png',

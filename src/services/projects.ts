@@ -48,7 +48,7 @@ export async function findProject(db: D1Database, workspaceId: string, id: strin
     .prepare('SELECT * FROM projects WHERE id = ? AND workspace_id = ?')
     .bind(id, workspaceId)
     .first<ProjectRow>()
-  if (!row) throw new ApiError('job_not_found', `No project ${id} in this workspace`)
+  if (!row) throw new ApiError('project_not_found', `No project ${id} in this workspace`)
   return row
 }
 

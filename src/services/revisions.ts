@@ -127,7 +127,7 @@ export async function findRevision(db: D1Database, projectId: string, id: string
     .first<RevisionRow>()
   if (row) return row
   if (field) throw new ApiError('invalid_input', `No revision ${id} in this project`, { field })
-  throw new ApiError('job_not_found', `No revision ${id} in this project`)
+  throw new ApiError('revision_not_found', `No revision ${id} in this project`)
 }
 
 /** The base an edit names, which must be the newest revision. */

@@ -80,7 +80,7 @@ export async function findUpload(db: D1Database, workspaceId: string, id: string
  */
 export function noSuchUpload(id: string, field?: string): ApiError {
   if (field) return new ApiError('invalid_input', `No upload ${id} in this workspace`, { field })
-  return new ApiError('job_not_found', `No upload ${id} in this workspace`)
+  return new ApiError('upload_not_found', `No upload ${id} in this workspace`)
 }
 
 /**

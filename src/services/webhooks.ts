@@ -228,7 +228,7 @@ export async function findEndpoint(db: D1Database, workspaceId: string, id: stri
     .prepare('SELECT * FROM webhook_endpoints WHERE id = ? AND workspace_id = ?')
     .bind(id, workspaceId)
     .first<WebhookEndpointRow>()
-  if (!row) throw new ApiError('job_not_found', `No webhook endpoint ${id} in this workspace`)
+  if (!row) throw new ApiError('webhook_endpoint_not_found', `No webhook endpoint ${id} in this workspace`)
   return row
 }
 

@@ -166,14 +166,14 @@ describe('DELETE /v1/api-keys/{id}', () => {
     expect(await del.text()).toBe('')
     await expectProblem(await api('/v1/jobs', { key: created.value }), 401, 'invalid_api_key')
     expect((await listKeys(owner.key)).map((k) => k.id)).not.toContain(created.id)
-    await expectProblem(await deleteKey(owner.key, created.id), 404, 'job_not_found')
+    await expectProblem(await deleteKey(owner.key, created.id), 404, 'api_key_not_found')
   })
 
   it("another workspace's key is 404 and keeps working", async () => {
     const a = await seedWorkspace()
     const b = await seedWorkspace()
     const bKey = (await (await createKey(b.key, {})).json()) as Key
-    await expectProblem(await deleteKey(a.key, bKey.id), 404, 'job_not_found')
+    await expectProblem(await deleteKey(a.key, bKey.id), 404, 'api_key_not_found')
     expect((await listKeys(a.key)).map((k) => k.id)).not.toContain(bKey.id)
     expect((await api('/v1/jobs', { key: bKey.value })).status).toBe(200)
     await expectProblem(await deleteKey(a.key, 'not-a-uuid'), 400, 'invalid_input', 'id')

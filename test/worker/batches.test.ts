@@ -147,7 +147,7 @@ describe('POST /v1/batches', () => {
     expect(listed.jobs).toHaveLength(4)
     expect(await usage(key)).toMatchObject({ held: 0, used: 3 })
     const other = await seedWorkspace()
-    await expectProblem(await api(`/v1/batches/${batch.id}`, { key: other.key }), 404, 'job_not_found')
+    await expectProblem(await api(`/v1/batches/${batch.id}`, { key: other.key }), 404, 'batch_not_found')
   })
 })
 

@@ -287,7 +287,7 @@ describe('GET /v1/catalog-images/{id}', () => {
     const id = res.res.headers.get('x-catalog-image-id')!
 
     const stranger = await seedWorkspace()
-    await expectProblem(await api(location, { key: stranger.key }), 404, 'job_not_found')
+    await expectProblem(await api(location, { key: stranger.key }), 404, 'catalog_image_not_found')
     const writer = await seedWorkspace({ scopes: SCOPES.filter((s) => s !== 'jobs:read') })
     await expectProblem(await api(location, { key: writer.key }), 403, 'insufficient_scope')
     const reader = await seedWorkspace({ scopes: ['jobs:read'] })

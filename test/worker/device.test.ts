@@ -145,7 +145,7 @@ describe('device flow', () => {
       .run()
     const expired = await expectProblem(await poll(auth.deviceCode), 400, 'invalid_input', 'deviceCode')
     expect(expired.detail).toMatch(/expired/)
-    await expectProblem(await approve(auth.userCode, user.accessToken), 404, 'job_not_found')
+    await expectProblem(await approve(auth.userCode, user.accessToken), 404, 'device_authorization_not_found')
   })
 
   it('an unknown device code is 400', async () => {
@@ -180,7 +180,7 @@ describe('approve', () => {
 
   it('an unknown code is 404', async () => {
     const user = await signIn()
-    await expectProblem(await approve('BCDF-GHJK', user.accessToken), 404, 'job_not_found')
+    await expectProblem(await approve('BCDF-GHJK', user.accessToken), 404, 'device_authorization_not_found')
   })
 
   it('approves for a chosen workspace the user belongs to, and never for another', async () => {
@@ -194,7 +194,7 @@ describe('approve', () => {
     await expectProblem(
       await approve(auth.userCode, user.accessToken, { workspaceId: stranger.workspaceId }),
       404,
-      'job_not_found',
+      'workspace_not_found',
     )
     expect((await approve(auth.userCode, user.accessToken, { workspaceId: team.workspaceId })).status).toBe(204)
     const tokens = (await (await poll(auth.deviceCode)).json()) as SignedIn
@@ -246,7 +246,7 @@ describe('GET /v1/device-authorizations/{userCode}', () => {
     await expectProblem(
       await api('/v1/device-authorizations/BCDF-GHJK', { key: user.accessToken }),
       404,
-      'job_not_found',
+      'device_authorization_not_found',
     )
     await expectProblem(
       await api(`/v1/device-authorizations/${auth.userCode}`, { key: (await seedWorkspace()).key }),

@@ -138,7 +138,7 @@ describe('405 method_not_allowed with Allow', () => {
     }
     // Without a credential too: the method is wrong whoever asks.
     expect((await api('/v1/api-keys', { method: 'PUT' })).status).toBe(405)
-    await expectProblem(await api('/v1/nothing-here', { method: 'PATCH', key }), 404, 'job_not_found')
-    await expectProblem(await api(`/v1/jobs/${id}/nothing`, { key }), 404, 'job_not_found')
+    await expectProblem(await api('/v1/nothing-here', { method: 'PATCH', key }), 404, 'route_not_found')
+    await expectProblem(await api(`/v1/jobs/${id}/nothing`, { key }), 404, 'route_not_found')
   })
 })

@@ -106,11 +106,11 @@ describe('presigned uploads', () => {
       body: new Uint8Array(64),
       headers: { 'content-type': 'image/jpeg', 'content-length': '64' },
     })
-    await expectProblem(put, 404, 'job_not_found')
+    await expectProblem(put, 404, 'upload_not_found')
     await expectProblem(
       await api(`/v1/uploads/${upload.id}/complete`, { method: 'POST', key: stranger.key }),
       404,
-      'job_not_found',
+      'upload_not_found',
     )
     await expectProblem(
       await api('/v1/uploads', { method: 'POST', key, json: { size: 3 } }),

@@ -403,11 +403,11 @@ describe('exports', () => {
     expect(await exports()).toBe(made)
 
     const stranger = await seedWorkspace()
-    await expectProblem(await exportOf(stranger.key, project.id, { format: 'png' }), 404, 'job_not_found')
+    await expectProblem(await exportOf(stranger.key, project.id, { format: 'png' }), 404, 'project_not_found')
     await expectProblem(
       await api(`/v1/projects/${project.id}/exports/${done.id}`, { key: stranger.key }),
       404,
-      'job_not_found',
+      'export_not_found',
     )
   })
 })

@@ -312,13 +312,13 @@ describe('project reads and deletion', () => {
 
     const stranger = await seedWorkspace()
     expect(await listed(`projectId=${first.id}`, stranger.key)).toEqual([])
-    await expectProblem(await api(first.links.self, { key: stranger.key }), 404, 'job_not_found')
-    await expectProblem(await api(first.links.revisions, { key: stranger.key }), 404, 'job_not_found')
+    await expectProblem(await api(first.links.self, { key: stranger.key }), 404, 'project_not_found')
+    await expectProblem(await api(first.links.revisions, { key: stranger.key }), 404, 'project_not_found')
 
     const stored = await env.BUCKET.list({ prefix: `projects/${first.id}/` })
     expect(stored.objects.length).toBeGreaterThanOrEqual(2)
     expect((await api(first.links.self, { method: 'DELETE', key })).status).toBe(204)
-    await expectProblem(await api(first.links.self, { key }), 404, 'job_not_found')
+    await expectProblem(await api(first.links.self, { key }), 404, 'project_not_found')
     expect((await env.BUCKET.list({ prefix: `projects/${first.id}/` })).objects).toEqual([])
     // The other project, and the removal it came from, are untouched.
     expect((await api(second.links.self, { key })).status).toBe(200)

@@ -96,6 +96,6 @@ describe('service documents', () => {
     expect((await api('/health/live')).status).toBe(200)
     const ready = await api('/health/ready')
     expect(ready.status).toBe(200)
-    await expectProblem(await api('/v1/nope'), 404, 'job_not_found')
+    await expectProblem(await api('/v1/nope'), 404, 'route_not_found')
   })
 })

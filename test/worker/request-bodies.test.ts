@@ -55,28 +55,30 @@ const createKey = (key: string, body: BodyInit, headers: Record<string, string> 
   api('/v1/api-keys', { method: 'POST', key, body, headers: { 'content-type': 'application/json', ...headers } })
 
 describe('the JSON body cap', () => {
-  it('a JSON body over 1 MiB by its Content-Length is 413 image_too_large before it is parsed', async () => {
+  it('a JSON body over 1 MiB by its Content-Length is 413 request_too_large before it is parsed', async () => {
     const { key } = await seedWorkspace()
     const over = keyBody(MAX_JSON_BODY_BYTES + 1)
     const res = await createKey(key, over, { 'content-length': String(over.byteLength) })
-    const problem = await expectProblem(res, 413, 'image_too_large')
+    // The request is over its limit, not an image: its own code, not `image_too_large`.
+    const problem = await expectProblem(res, 413, 'request_too_large')
+    expect(problem.title).toBe('Request too large')
     expect(problem.detail).toBe('Expected a JSON body of at most 1048576 bytes (1 MiB)')
     // Not parsed: a body over the cap that is not even JSON is refused for its size, not its syntax.
     const junk = encoder.encode('x'.repeat(2 * MiB))
     await expectProblem(
       await createKey(key, junk, { 'content-length': String(junk.byteLength) }),
       413,
-      'image_too_large',
+      'request_too_large',
     )
   })
 
   it('a chunked JSON body (no Content-Length) is 413 once it passes 1 MiB, and is not parsed', async () => {
     const { key } = await seedWorkspace()
-    await expectProblem(await createKey(key, streamOf(keyBody(MAX_JSON_BODY_BYTES + 1)).body), 413, 'image_too_large')
+    await expectProblem(await createKey(key, streamOf(keyBody(MAX_JSON_BODY_BYTES + 1)).body), 413, 'request_too_large')
     await expectProblem(
       await createKey(key, streamOf(encoder.encode('x'.repeat(3 * MiB))).body),
       413,
-      'image_too_large',
+      'request_too_large',
     )
   })
 
@@ -116,7 +118,7 @@ describe('refused bodies are read to their end', () => {
     // 401 before any route reads it; a path no route knows.
     for (const [path, status, code] of [
       ['/v1/virtual-try-ons', 401, 'invalid_api_key'],
-      ['/v1/no-such-thing', 404, 'job_not_found'],
+      ['/v1/no-such-thing', 404, 'route_not_found'],
     ] as const) {
       const unread = zerosAfter(unknownPart, 3)
       await expectProblem(await api(path, { method: 'POST', body: unread.body, headers: multipart }), status, code)

@@ -148,13 +148,13 @@ describe('webhook endpoints: create, list, delete', () => {
     const other = await seedWorkspace()
     const { id } = await registerWebhook(owner.key, 'https://public.test/h')
     const key = other.key
-    await expectProblem(await api(`/v1/webhooks/${id}`, { method: 'DELETE', key }), 404, 'job_not_found')
-    await expectProblem(await api(`/v1/webhooks/${id}/deliveries`, { key }), 404, 'job_not_found')
+    await expectProblem(await api(`/v1/webhooks/${id}`, { method: 'DELETE', key }), 404, 'webhook_endpoint_not_found')
+    await expectProblem(await api(`/v1/webhooks/${id}/deliveries`, { key }), 404, 'webhook_endpoint_not_found')
     const replay = `/v1/webhooks/${id}/deliveries/${crypto.randomUUID()}/replay`
-    await expectProblem(await api(replay, { method: 'POST', key }), 404, 'job_not_found')
+    await expectProblem(await api(replay, { method: 'POST', key }), 404, 'webhook_endpoint_not_found')
     expect(((await (await api('/v1/webhooks', { key })).json()) as { endpoints: unknown[] }).endpoints).toEqual([])
     // The owner still has it; an unknown delivery is 404 too.
-    await expectProblem(await api(replay, { method: 'POST', key: owner.key }), 404, 'job_not_found')
+    await expectProblem(await api(replay, { method: 'POST', key: owner.key }), 404, 'webhook_delivery_not_found')
     await expectProblem(await api(`/v1/webhooks/not-a-uuid/deliveries`, { key: owner.key }), 400, 'invalid_input', 'id')
   })
 
