@@ -131,7 +131,7 @@ export const ERROR_HELP: Record<ErrorCode, { meaning: string; retry: string; fix
     fix: "Use a key created with the scope the problem's `detail` names, or a signed-in session where the operation needs one.",
   },
   job_not_found: notFound('job', {
-    also: " A job's result asked for before the job succeeded is this code too (`detail` gives the job's status).",
+    also: " A job's result asked for before the job succeeded is this code too (`detail` gives the job's status), and a caller with no credential gets 401 `invalid_api_key` for any job its anonymous device did not make.",
   }),
   upload_not_found: notFound('upload', {
     also: " An upload named in another request's body (`uploadId`, `uploadIds`) is 400 `invalid_input` naming that field instead.",

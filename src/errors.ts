@@ -9,6 +9,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import { describeIssue, type SchemaIssue } from './contract/validation'
 import type { AppEnv } from './env'
+import { AUTH_REALM, authChallenge } from './lib/bearer'
 import { ERROR_STATUS, ERROR_TITLES, type ErrorCode, errorSlug, RETRYABLE_CODES } from './error-codes'
 import { log } from './lib/log'
 
@@ -97,6 +98,8 @@ export function problemResponse(c: Context<AppEnv>, err: ApiError): Response {
   const body = problemOf(c, err)
   const headers = new Headers({ 'content-type': 'application/problem+json' })
   if (err.retryAfter !== undefined) headers.set('retry-after', String(Math.ceil(err.retryAfter)))
+  // Every 401 passes here, whoever refused the credential, so every 401 carries its challenge.
+  if (err.status === 401) headers.set('www-authenticate', authChallenge(c.req.header('authorization')))
   return new Response(JSON.stringify(body), { status: err.status, headers })
 }
 
@@ -187,7 +190,15 @@ const problemContent = (description: string) => ({
  */
 export const errorResponses = {
   400: problemContent('Invalid input'),
-  401: problemContent('Missing, invalid, expired or revoked API key'),
+  401: {
+    ...problemContent('Missing, invalid, expired or revoked API key'),
+    headers: {
+      'WWW-Authenticate': {
+        description: `The scheme to authenticate with: \`Bearer realm="${AUTH_REALM}"\`, plus \`error="invalid_token"\` when a bearer token was sent and refused`,
+        schema: { type: 'string' },
+      },
+    },
+  },
   402: problemContent('No credits remain in this period'),
   403: problemContent('The key lacks a required scope'),
   404: problemContent('Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …)'),

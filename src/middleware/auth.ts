@@ -8,18 +8,23 @@ import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
-import { API_KEY_PREFIX, assertScopes, authenticateApiKey, type AuthContext, type Scope } from '../services/auth'
+import {
+  API_KEY_PREFIX,
+  assertScopes,
+  authenticateApiKey,
+  type AuthContext,
+  MISSING_CREDENTIAL,
+  type Scope,
+} from '../services/auth'
 import { verifyAccessToken } from '../services/sessions'
 import { ROUTE_ACCESS, type RouteAccess, type RouteKey } from '../services/access'
 import { DEVICE_COOKIE, deviceCookie, deviceWorkspaceId, readDevice } from '../services/device'
 import { getCookie } from 'hono/cookie'
 import { verifyResultSignature } from '../services/result-url'
+import { bearerToken } from '../lib/bearer'
 import { clientAddress } from '../lib/client-address'
 
-/** The token of `Authorization: Bearer <token>`, if any. */
-export function bearerToken(header: string | undefined): string | undefined {
-  return header?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim() || undefined
-}
+export { bearerToken }
 
 /** `executionCtx.waitUntil` when the request has one (Hono's getter throws when it has not). */
 function waitUntilOf(c: Context<AppEnv>): ((p: Promise<unknown>) => void) | undefined {
@@ -49,10 +54,7 @@ async function resolveCredential(c: Context<AppEnv>): Promise<AuthContext> {
     return verifyAccessToken(c.env, token)
   }
   if (!token) {
-    throw new ApiError(
-      'invalid_api_key',
-      'Expected Authorization: Bearer with an API key (sk_live_…) or a session access token',
-    )
+    throw new ApiError('invalid_api_key', MISSING_CREDENTIAL)
   }
   return authenticateApiKey(c.env.DB, token, { waitUntil: waitUntilOf(c) })
 }

@@ -7,6 +7,8 @@ import { ApiError } from '../errors'
 import { randomToken, sha256Hex } from '../lib/crypto'
 
 export const API_KEY_PREFIX = 'sk_live_'
+/** What a request without a credential is told wherever it needs one (401 `invalid_api_key`). */
+export const MISSING_CREDENTIAL = `Expected Authorization: Bearer with an API key (${API_KEY_PREFIX}…) or a session access token`
 /** Characters of the key kept in clear as its `prefix`, enough to tell keys apart in a list. */
 export const KEY_PREFIX_LENGTH = 12
 

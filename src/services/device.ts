@@ -43,5 +43,10 @@ export async function deviceCookie(deviceId: string, secret: string): Promise<st
 
 export const clearedDeviceCookie = () => `${DEVICE_COOKIE}=; Max-Age=0; Path=/; Secure; HttpOnly; SameSite=Lax`
 
+const DEVICE_WORKSPACE_PREFIX = 'device:'
+
 /** Anonymous jobs are owned by a pseudo-workspace per device. */
-export const deviceWorkspaceId = (deviceId: string) => `device:${deviceId}`
+export const deviceWorkspaceId = (deviceId: string) => `${DEVICE_WORKSPACE_PREFIX}${deviceId}`
+
+/** Whether `workspaceId` is a device's pseudo-workspace: the caller sent no credential. */
+export const isDeviceWorkspace = (workspaceId: string) => workspaceId.startsWith(DEVICE_WORKSPACE_PREFIX)

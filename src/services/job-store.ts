@@ -11,7 +11,9 @@ import { ApiError } from '../errors'
 import { listPage } from '../lib/cursor'
 import { iso } from '../lib/time'
 import { type JobStatus, PUBLIC_JOB_KINDS } from '../schemas/job'
+import { MISSING_CREDENTIAL } from './auth'
 import { HOLD_RESULT, holdStatements, quotaExhausted, settleStatements } from './credits'
+import { isDeviceWorkspace } from './device'
 
 export type JobRow = D1Row<typeof jobs>
 type JobInsert = typeof jobs.$inferInsert
@@ -159,8 +161,20 @@ export async function findJob(db: D1Database, workspaceId: string, id: string): 
     .prepare(`SELECT * FROM jobs WHERE id = ? AND workspace_id = ? AND ${PUBLIC_KIND_SQL}`)
     .bind(id, workspaceId)
     .first<JobRow>()
-  if (!row) throw new ApiError('job_not_found', `No job ${id} in this workspace`)
+  if (!row) throw jobNotFound(workspaceId, id)
   return row
+}
+
+/**
+ * A job missing from the caller's workspace. A caller without a credential acts as its device
+ * (SPEC.md §5.4), which holds only the jobs it made: any other job may well be a workspace's, so
+ * what the caller lacks is a credential (401), and "no job in this workspace" would mislead it.
+ */
+function jobNotFound(workspaceId: string, id: string): ApiError {
+  if (isDeviceWorkspace(workspaceId)) {
+    return new ApiError('invalid_api_key', `This device made no job ${id}. ${MISSING_CREDENTIAL}`)
+  }
+  return new ApiError('job_not_found', `No job ${id} in this workspace`)
 }
 
 export async function findJobById(db: D1Database, id: string): Promise<JobRow | null> {

@@ -43,9 +43,13 @@ describe('anonymous removals', () => {
     expect(width! * height!).toBeLessThanOrEqual(250_000)
     expect(width! * height!).toBeGreaterThan(200_000)
 
-    // The device can read its own job; another device cannot; history needs sign-in.
+    // The device can read its own job; another device is told it needs a credential; history needs sign-in.
     expect((await api(`/v1/jobs/${job.id}`, { headers: { cookie, 'cf-connecting-ip': ip } })).status).toBe(200)
-    await expectProblem(await api(`/v1/jobs/${job.id}`, { headers: { 'cf-connecting-ip': ip } }), 404, 'job_not_found')
+    await expectProblem(
+      await api(`/v1/jobs/${job.id}`, { headers: { 'cf-connecting-ip': ip } }),
+      401,
+      'invalid_api_key',
+    )
     await expectProblem(await api('/v1/jobs', { headers: { cookie } }), 401, 'invalid_api_key')
     const signedIn = await seedWorkspace()
     await expectProblem(await api(`/v1/jobs/${job.id}`, { key: signedIn.key }), 404, 'job_not_found')

@@ -95,8 +95,8 @@ describe('GET /v1/jobs/{id}/result', () => {
     expect(direct.status).toBe(200)
     expect(direct.headers.get('content-type')).toBe('image/png')
     await direct.arrayBuffer()
-    // Without a key or a signature the caller is an anonymous device, which does not own the job.
-    await expectProblem(await api(`/v1/jobs/${job.id}/result`), 404, 'job_not_found')
+    // Without a key or a signature the caller is an anonymous device, which does not own the job: it needs a credential.
+    await expectProblem(await api(`/v1/jobs/${job.id}/result`), 401, 'invalid_api_key')
     const tampered = job.result.url.replace(/sig=([0-9a-f])/, (_, c) => `sig=${c === '0' ? '1' : '0'}`)
     await expectProblem(await api(tampered), 401, 'invalid_api_key')
 
