@@ -7,7 +7,7 @@
  * bytes at the source's own resolution.
  */
 import { z } from 'zod'
-import { MAX_PIXELS, MAX_REFINEMENT_POINTS, MAX_STROKE_POINTS, MAX_STROKES } from './limits.js'
+import { MAX_PIXELS, MAX_REFINEMENT_POINTS, MAX_STROKE_POINTS, MAX_STROKES, REFINEMENTS_PER_PROJECT } from './limits.js'
 
 export const STROKE_TOOLS = ['restore', 'erase'] as const
 export const POINT_LABELS = ['foreground', 'background'] as const
@@ -17,7 +17,7 @@ export type StrokeTool = (typeof STROKE_TOOLS)[number]
 export type ExportFormat = (typeof EXPORT_FORMATS)[number]
 
 // In limits.ts (no zod there), so the web page's editor can use them without bundling zod.
-export { MAX_REFINEMENT_POINTS, MAX_STROKE_POINTS, MAX_STROKES } from './limits.js'
+export { MAX_REFINEMENT_POINTS, MAX_STROKE_POINTS, MAX_STROKES, REFINEMENTS_PER_PROJECT } from './limits.js'
 
 /** The content type of each export format's bytes. */
 export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
@@ -108,6 +108,15 @@ export const RefineRequestSchema = z
   .strictObject({
     points: z.array(RefinementPointSchema).min(1).max(MAX_REFINEMENT_POINTS).optional(),
     box: BoxSchema.optional(),
+    /**
+     * The points of the project's earlier refinements that the refined revision descends from
+     * (DESIGN.md §3 Refinement clicks): they still hold, as every click does in an interactive
+     * segmentation tool. Sent by the Worker, oldest first; not part of the public API's body.
+     */
+    earlierPoints: z
+      .array(RefinementPointSchema)
+      .max(MAX_REFINEMENT_POINTS * REFINEMENTS_PER_PROJECT)
+      .optional(),
   })
   .refine((r) => r.points !== undefined || r.box !== undefined, { message: 'Expected points, a box, or both' })
 

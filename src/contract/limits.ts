@@ -20,6 +20,8 @@ export const MAX_STROKES = 500
 export const MAX_STROKE_POINTS = 10_000
 /** How many labelled points one refinement may carry. */
 export const MAX_REFINEMENT_POINTS = 50
+/** Refinements one project may run (SPEC.md §8). */
+export const REFINEMENTS_PER_PROJECT = 20
 /** Smallest side of an image. */
 export const MIN_SIDE = 32
 /** Smallest `maxPixels` the edge may ask the inference server to scale an image down to. */

@@ -20,8 +20,7 @@ import { currentRevision, reviseMask, revisionInsert } from './revisions'
 import type { projects } from '../db/schema'
 import type { D1Row } from '../db/rows'
 
-/** Refinements one project may run (SPEC.md §8). */
-export const REFINEMENTS_PER_PROJECT = 20
+export { REFINEMENTS_PER_PROJECT } from '../contract/limits'
 
 /**
  * The refinements that spend a project's cap, counted from their jobs (bind the workspace's id,
