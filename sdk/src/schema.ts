@@ -94,7 +94,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key
-         * @description Needs the `keys:write` scope. The key is refused with 401 `invalid_api_key` from the next request on; a key unknown to this workspace or already revoked is 404 `job_not_found`. To rotate a key, create the new one before revoking the old one.
+         * @description Needs the `keys:write` scope. The key is refused with 401 `invalid_api_key` from the next request on; a key unknown to this workspace or already revoked is 404 `api_key_not_found`. To rotate a key, create the new one before revoking the old one.
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -249,7 +249,7 @@ export interface paths {
         };
         /**
          * Download a catalog image made by this workspace
-         * @description Needs the `jobs:read` scope. Answers the PNG with its `X-Catalog-Image-Id` and `X-Generation-Seed`; an image of another workspace is 404 `job_not_found`, and one past retention is 410 `asset_expired`.
+         * @description Needs the `jobs:read` scope. Answers the PNG with its `X-Catalog-Image-Id` and `X-Generation-Seed`; an image of another workspace is 404 `catalog_image_not_found`, and one past retention is 410 `asset_expired`.
          */
         get: operations["getCatalogImage"];
         put?: never;
@@ -306,7 +306,7 @@ export interface paths {
         };
         /**
          * See which client asked for a device sign-in, before approving it
-         * @description Needs a signed-in session; an API key is 403 `insufficient_scope`. The user code is matched in any case, with or without its hyphen. An unknown or expired code is 404 `job_not_found`.
+         * @description Needs a signed-in session; an API key is 403 `insufficient_scope`. The user code is matched in any case, with or without its hyphen. An unknown or expired code is 404 `device_authorization_not_found`.
          */
         get: operations["getDeviceAuthorization"];
         put?: never;
@@ -543,7 +543,7 @@ export interface paths {
         };
         /**
          * Download an export's bytes
-         * @description Needs the `jobs:read` scope, or no credential when called with the `exp` and `sig` of a signed `result.url` (a bad or expired signature is 401 `invalid_api_key`: read the export again for a fresh URL). An export that has not succeeded is 404 `job_not_found`; one past retention is 410 `asset_expired` while its metadata remains.
+         * @description Needs the `jobs:read` scope, or no credential when called with the `exp` and `sig` of a signed `result.url` (a bad or expired signature is 401 `invalid_api_key`: read the export again for a fresh URL). An export that has not succeeded is 404 `export_not_found`; one past retention is 410 `asset_expired` while its metadata remains.
          */
         get: operations["getExportResult"];
         put?: never;
@@ -627,7 +627,7 @@ export interface paths {
         };
         /**
          * Get a revision
-         * @description Needs the `jobs:read` scope. Revisions never change once made; `links.mask` downloads the revision’s mask. A revision of another project is 404 `job_not_found`.
+         * @description Needs the `jobs:read` scope. Revisions never change once made; `links.mask` downloads the revision’s mask. A revision of another project is 404 `revision_not_found`.
          */
         get: operations["getRevision"];
         put?: never;
@@ -795,7 +795,7 @@ export interface paths {
         put?: never;
         /**
          * Send a webhook delivery again
-         * @description Needs the `webhooks:write` scope. Requeues a delivery in any status for an immediate attempt, with the same delivery id (`webhook-id`) so receivers can deduplicate it, and starts its retry schedule over. An endpoint that is deleted or disabled by a 410 is 400 `invalid_input`; a delivery unknown to the endpoint is 404 `job_not_found`.
+         * @description Needs the `webhooks:write` scope. Requeues a delivery in any status for an immediate attempt, with the same delivery id (`webhook-id`) so receivers can deduplicate it, and starts its retry schedule over. An endpoint that is deleted or disabled by a 410 is 400 `invalid_input`; a delivery unknown to the endpoint is 404 `webhook_delivery_not_found`.
          */
         post: operations["replayWebhookDelivery"];
         delete?: never;
@@ -816,7 +816,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a webhook endpoint and stop its deliveries
-         * @description Needs the `webhooks:write` scope. Delivery stops at once: deliveries still waiting for an attempt are marked failed, and the endpoint's delivery history stays readable. An endpoint not in this workspace is 404 `job_not_found`; deleting one twice answers 204 again.
+         * @description Needs the `webhooks:write` scope. Delivery stops at once: deliveries still waiting for an attempt are marked failed, and the endpoint's delivery history stays readable. An endpoint not in this workspace is 404 `webhook_endpoint_not_found`; deleting one twice answers 204 again.
          */
         delete: operations["deleteWebhook"];
         options?: never;
@@ -1526,7 +1526,7 @@ export interface components {
          */
         Problem: {
             /** @enum {string} */
-            code: "invalid_input" | "invalid_api_key" | "quota_exhausted" | "insufficient_scope" | "job_not_found" | "method_not_allowed" | "idempotency_conflict" | "revision_conflict" | "asset_expired" | "image_too_large" | "unsupported_media" | "unsafe_url" | "authorization_pending" | "rate_limit_exceeded" | "processing_failed" | "processor_unavailable";
+            code: "invalid_input" | "invalid_api_key" | "quota_exhausted" | "insufficient_scope" | "job_not_found" | "upload_not_found" | "batch_not_found" | "project_not_found" | "revision_not_found" | "refinement_not_found" | "export_not_found" | "catalog_image_not_found" | "webhook_endpoint_not_found" | "webhook_delivery_not_found" | "api_key_not_found" | "device_authorization_not_found" | "workspace_not_found" | "route_not_found" | "method_not_allowed" | "idempotency_conflict" | "revision_conflict" | "asset_expired" | "image_too_large" | "request_too_large" | "unsupported_media" | "unsafe_url" | "authorization_pending" | "rate_limit_exceeded" | "processing_failed" | "processor_unavailable";
             detail: string;
             field?: string;
             requestId: string;
@@ -2522,6 +2522,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2546,7 +2548,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2564,7 +2566,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2657,6 +2659,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2681,7 +2685,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2699,7 +2703,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2785,6 +2789,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2809,7 +2815,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2827,7 +2833,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2917,6 +2923,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2941,7 +2949,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2959,7 +2967,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3049,6 +3057,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3073,7 +3083,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3091,7 +3101,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3203,7 +3213,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3221,7 +3231,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3335,7 +3345,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3353,7 +3363,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3447,6 +3457,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3471,7 +3483,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3489,7 +3501,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3577,6 +3589,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3601,7 +3615,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3619,7 +3633,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3709,6 +3723,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3733,7 +3749,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3751,7 +3767,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3848,6 +3864,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3872,7 +3890,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3981,6 +3999,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4005,7 +4025,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4032,7 +4052,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4116,6 +4136,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4140,7 +4162,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4158,7 +4180,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4248,6 +4270,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4272,7 +4296,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4290,7 +4314,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4378,6 +4402,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4402,7 +4428,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No live code */
+            /** @description No live code (`device_authorization_not_found`) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4420,7 +4446,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4510,6 +4536,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4534,7 +4562,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No live code, or a workspace the user is not a member of */
+            /** @description No live code (`device_authorization_not_found`), or a workspace the user is not a member of (`workspace_not_found`) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4552,7 +4580,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4642,6 +4670,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4666,7 +4696,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4684,7 +4714,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4788,6 +4818,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4812,7 +4844,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4830,7 +4862,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4918,6 +4950,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4942,7 +4976,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4960,7 +4994,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5048,6 +5082,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5072,7 +5108,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5090,7 +5126,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5183,6 +5219,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5207,7 +5245,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5225,7 +5263,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5319,6 +5357,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5343,7 +5383,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5370,7 +5410,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5460,6 +5500,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5484,7 +5526,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5502,7 +5544,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5596,6 +5638,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5620,7 +5664,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5647,7 +5691,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5735,6 +5779,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5759,7 +5805,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5777,7 +5823,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5863,6 +5909,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5887,7 +5935,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5905,7 +5953,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5998,6 +6046,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6022,7 +6072,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6040,7 +6090,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6148,6 +6198,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6172,7 +6224,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6190,7 +6242,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6279,6 +6331,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6303,7 +6357,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6321,7 +6375,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6419,6 +6473,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6443,7 +6499,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6470,7 +6526,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6566,6 +6622,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6590,7 +6648,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6608,7 +6666,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6697,6 +6755,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6721,7 +6781,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6739,7 +6799,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6827,6 +6887,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6851,7 +6913,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6869,7 +6931,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6965,6 +7027,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6989,7 +7053,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7007,7 +7071,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7096,6 +7160,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7120,7 +7186,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7138,7 +7204,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7227,6 +7293,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7251,7 +7319,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7269,7 +7337,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7375,6 +7443,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7399,7 +7469,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7417,7 +7487,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Over 50 MB or 25 megapixels */
+            /** @description Over 50 MB or 25 megapixels (`image_too_large`), or a JSON body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7507,6 +7577,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7531,7 +7603,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7549,7 +7621,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7637,6 +7709,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7661,7 +7735,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7775,6 +7849,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7799,7 +7875,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7903,6 +7979,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7927,7 +8005,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7945,7 +8023,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8051,6 +8129,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8075,7 +8155,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8093,7 +8173,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An image is over 50 MB or 25 megapixels */
+            /** @description An image is over 50 MB or 25 megapixels (`image_too_large`), or a JSON body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8179,6 +8259,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8203,7 +8285,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8221,7 +8303,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8314,6 +8396,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8338,7 +8422,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8356,7 +8440,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8445,6 +8529,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8469,7 +8555,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8487,7 +8573,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8573,6 +8659,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8597,7 +8685,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8615,7 +8703,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8703,6 +8791,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8727,7 +8817,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8745,7 +8835,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8831,6 +8921,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked API key */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8855,7 +8947,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8873,7 +8965,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is over its limit */
+            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;

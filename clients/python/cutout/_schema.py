@@ -399,7 +399,7 @@ class LogoutRequest(TypedDict, total=False):
 class _ProblemRequired(TypedDict):
     type: str
     status: int
-    code: Literal["invalid_input", "invalid_api_key", "quota_exhausted", "insufficient_scope", "job_not_found", "method_not_allowed", "idempotency_conflict", "revision_conflict", "asset_expired", "image_too_large", "unsupported_media", "unsafe_url", "authorization_pending", "rate_limit_exceeded", "processing_failed", "processor_unavailable"]
+    code: Literal["invalid_input", "invalid_api_key", "quota_exhausted", "insufficient_scope", "job_not_found", "upload_not_found", "batch_not_found", "project_not_found", "revision_not_found", "refinement_not_found", "export_not_found", "catalog_image_not_found", "webhook_endpoint_not_found", "webhook_delivery_not_found", "api_key_not_found", "device_authorization_not_found", "workspace_not_found", "route_not_found", "method_not_allowed", "idempotency_conflict", "revision_conflict", "asset_expired", "image_too_large", "request_too_large", "unsupported_media", "unsafe_url", "authorization_pending", "rate_limit_exceeded", "processing_failed", "processor_unavailable"]
     title: str
     detail: str
     retryable: bool
