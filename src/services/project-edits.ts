@@ -26,6 +26,7 @@ import {
   type RevisionRow,
   revisionMask,
   startOf,
+  lineagePoints,
 } from './revisions'
 
 /** Exports wait this long for their result unless `Prefer: wait` says otherwise (DESIGN.md §3). */
@@ -67,6 +68,8 @@ export function acceptRefinement(
         ...(restoreRevisionId ? { restoreRevisionId } : {}),
         ...request,
       }
+      // The clicks the start revision came from still hold (the inference server keeps them).
+      const earlierPoints = await lineagePoints(env.DB, start)
       return {
         jobs: [
           {
@@ -84,7 +87,7 @@ export function acceptRefinement(
               revisionId: crypto.randomUUID(),
               source: sourceOf(project),
               mask: revisionMask(start),
-              request,
+              request: earlierPoints.length ? { ...request, earlierPoints } : request,
             },
           },
         ],

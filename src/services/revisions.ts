@@ -7,7 +7,7 @@
  * strokes give the same mask bytes.
  */
 import { jsonPart } from '../contract/signing'
-import { MASK_OUTPUT, type Recipe, type ReviseRequest, type Stroke } from '../contract/editing'
+import { MASK_OUTPUT, type Recipe, type RefinementPoint, type ReviseRequest, type Stroke } from '../contract/editing'
 import type { Env } from '../env'
 import { ApiError } from '../errors'
 import { sourcePart, type StoredObject } from '../jobs/kind'
@@ -151,6 +151,28 @@ export async function startOf(
   if (!restoreRevisionId || restoreRevisionId === base.id) return { start: base, restoreRevisionId: null }
   const start = await findRevision(db, projectId, restoreRevisionId, 'restoreRevisionId')
   return { start, restoreRevisionId: start.id }
+}
+
+/**
+ * The points of every refinement that `revision`'s mask descends from, oldest first (DESIGN.md §3
+ * Refinement clicks): its parent is the revision it restored, else its base, so an undone click
+ * is not in the lineage of what came after the undo. One recursive query, bounded by the project's
+ * revisions.
+ */
+export async function lineagePoints(db: D1Database, revision: RevisionRow): Promise<RefinementPoint[]> {
+  const { results } = await db
+    .prepare(
+      `WITH RECURSIVE lineage(id, parent, refinement_id, depth) AS (
+         SELECT id, COALESCE(restore_revision_id, base_revision_id), refinement_id, 0 FROM revisions WHERE id = ?
+         UNION ALL
+         SELECT r.id, COALESCE(r.restore_revision_id, r.base_revision_id), r.refinement_id, l.depth + 1
+           FROM revisions r JOIN lineage l ON r.id = l.parent
+       )
+       SELECT j.options FROM lineage l JOIN jobs j ON j.id = l.refinement_id ORDER BY l.depth DESC`,
+    )
+    .bind(revision.id)
+    .all<{ options: string }>()
+  return results.flatMap(({ options }) => (JSON.parse(options) as { points?: RefinementPoint[] }).points ?? [])
 }
 
 /** The recipe an edit keeps when it gives none: its start's. */
