@@ -3189,6 +3189,8 @@ export interface operations {
             /** @description Neither a refresh token nor a session access token */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3318,9 +3320,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Refresh token absent, unknown, expired or reused (reuse revokes the session) */
+            /** @description Refresh token absent, unknown, expired, or reused after the reuse window (which revokes the session) */
             401: {
                 headers: {
+                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {

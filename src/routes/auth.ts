@@ -5,7 +5,7 @@
  * local-mode outbox GET /v1/dev/outbox (not part of the contract).
  */
 import { createRoute } from '@hono/zod-openapi'
-import { ApiError, errorResponses, problemContent } from '../errors'
+import { errorResponses, notFound, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
 import { authenticate, bearerToken } from '../middleware/auth'
 import {
@@ -74,7 +74,11 @@ export const refresh = createRoute({
   responses: {
     200: json(TokenPairSchema, 'A new pair; the refresh token given is used up'),
     ...publicErrors,
-    401: problemContent('Refresh token absent, unknown, expired or reused (reuse revokes the session)'),
+    401: {
+      ...errorResponses[401],
+      description:
+        'Refresh token absent, unknown, expired, or reused after the reuse window (which revokes the session)',
+    },
   },
 })
 
@@ -91,7 +95,7 @@ export const logout = createRoute({
   responses: {
     204: { description: 'The session is revoked: its refresh and access tokens stop working' },
     ...publicErrors,
-    401: problemContent('Neither a refresh token nor a session access token'),
+    401: { ...errorResponses[401], description: 'Neither a refresh token nor a session access token' },
   },
 })
 
@@ -114,7 +118,7 @@ export const auth = createRouter()
 
 /** Local mode only: the sign-in emails the dev outbox "sent", newest first (`?to=` filters). */
 auth.get('/v1/dev/outbox', async (c) => {
-  if (!isLocalEnvironment(c.env)) throw new ApiError('job_not_found', `No route for ${c.req.method} ${c.req.path}`)
+  if (!isLocalEnvironment(c.env)) return notFound(c)
   const to = c.req.query('to')?.trim().toLowerCase() || undefined
   return c.json({ messages: await readDevOutbox(c.env.DB, to) }, 200)
 })

@@ -449,7 +449,7 @@ describe('EmailSender', () => {
     const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext
     // A full URL: a problem's `type` is on the request's own origin when DOCS_URL is empty.
     const prod = await app.request(`${BASE}/v1/dev/outbox`, {}, { ...env, ENVIRONMENT: 'production' }, ctx)
-    await expectProblem(prod, 404, 'job_not_found')
+    await expectProblem(prod, 404, 'route_not_found')
     const dev = await app.request(`${BASE}/v1/dev/outbox`, {}, { ...env, ENVIRONMENT: 'development' }, ctx)
     expect(dev.status).toBe(200)
     expect(await api('/v1/dev/outbox').then((r) => r.status)).toBe(200)
