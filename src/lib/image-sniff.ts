@@ -180,29 +180,49 @@ export function sniffImage(bytes: Uint8Array): SniffedImage | null {
   return null
 }
 
+/** A refusal of an image: the SPEC.md §7 code to answer with, and the problem's `detail`. */
+export interface ImageRefusal {
+  code: 'invalid_input' | 'image_too_large' | 'unsupported_media'
+  message: string
+}
+
 /**
- * Checks sniffed dimensions against SPEC.md §8; `null` when they are acceptable. The code is the
- * SPEC.md §7 code to answer with.
+ * Checks an image's size in bytes against SPEC.md §8; `null` when it is acceptable.
+ * @example checkImageBytes(60_000_000) // { code: 'image_too_large', message: 'Expected at most 52428800 bytes but received 60000000' }
+ */
+export function checkImageBytes(size: number): ImageRefusal | null {
+  if (size <= MAX_IMAGE_BYTES) return null
+  return { code: 'image_too_large', message: `Expected at most ${MAX_IMAGE_BYTES} bytes but received ${size}` }
+}
+
+/**
+ * Checks sniffed dimensions against SPEC.md §8; `null` when they are acceptable.
  * @example
  * checkDimensions(6000, 5000)
- * // { code: 'image_too_large', message: 'Expected image of at most 25000000 pixels
- * //   but received 6000x5000 (30000000 pixels)' }
+ * // { code: 'image_too_large', message: 'Expected at most 25 megapixels but the image is 6000×5000' }
  */
-export function checkDimensions(
-  width: number,
-  height: number,
-): { code: 'invalid_input' | 'image_too_large'; message: string } | null {
-  const size = `${width}x${height}`
+export function checkDimensions(width: number, height: number): ImageRefusal | null {
+  const size = `${width}×${height}`
   if (width * height > MAX_PIXELS) {
-    const message = `Expected image of at most ${MAX_PIXELS} pixels but received ${size}`
-    return { code: 'image_too_large', message: `${message} (${width * height} pixels)` }
+    return {
+      code: 'image_too_large',
+      message: `Expected at most ${MAX_PIXELS / 1e6} megapixels but the image is ${size}`,
+    }
   }
   if (width < MIN_SIDE || height < MIN_SIDE) {
-    const minimum = `${MIN_SIDE}x${MIN_SIDE}`
     return {
       code: 'invalid_input',
-      message: `Expected image of at least ${minimum} pixels but received ${size}`,
+      message: `Expected at least ${MIN_SIDE}×${MIN_SIDE} pixels but the image is ${size}`,
     }
   }
   return null
+}
+
+/**
+ * What the header alone refuses ({@link sniffImage}'s answer): not a supported type, or dimensions
+ * out of bounds; `null` when it passes. Dimensions a header does not give are the decoder's to check.
+ */
+export function checkSniffedImage(sniffed: SniffedImage | null): ImageRefusal | null {
+  if (!sniffed) return { code: 'unsupported_media', message: 'Expected a JPEG, PNG, WebP, AVIF, HEIC or HEIF image' }
+  return sniffed.width && sniffed.height ? checkDimensions(sniffed.width, sniffed.height) : null
 }

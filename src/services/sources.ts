@@ -6,7 +6,14 @@
  */
 import { ApiError } from '../errors'
 import { concatBytes } from '../lib/bytes'
-import { MAX_IMAGE_BYTES, MAX_PIXELS, MIN_SIDE, SNIFF_BYTES, sniffImage } from '../lib/image-sniff'
+import {
+  checkImageBytes,
+  checkSniffedImage,
+  type ImageRefusal,
+  MAX_IMAGE_BYTES,
+  SNIFF_BYTES,
+  sniffImage,
+} from '../lib/image-sniff'
 import { toBase64Url } from '../lib/crypto'
 import { putHashed } from '../lib/storage'
 import type { FileSink } from '../lib/multipart-stream'
@@ -17,32 +24,16 @@ export interface StoredSource extends StoredObject {
   mimeType: string
 }
 
-export function tooLarge(size: number): ApiError {
-  return new ApiError('image_too_large', `Expected at most ${MAX_IMAGE_BYTES} bytes but received ${size}`)
+/** Throws a refusal of an image (src/lib/image-sniff.ts words them) as the API's error. */
+function refuse(refusal: ImageRefusal | null, field?: string): void {
+  if (refusal) throw new ApiError(refusal.code, refusal.message, { field })
 }
 
 /** Refuses what is plainly not a supported image, before anything is stored. */
 export function checkImageHead(head: Uint8Array, field?: string): { mimeType: string } {
   const sniffed = sniffImage(head)
-  if (!sniffed) {
-    throw new ApiError('unsupported_media', 'Expected a JPEG, PNG, WebP, AVIF, HEIC or HEIF image', { field })
-  }
-  const { width, height } = sniffed
-  if (width && height) {
-    if (width * height > MAX_PIXELS) {
-      throw new ApiError('image_too_large', `Expected at most 25 megapixels but the image is ${width}×${height}`, {
-        field,
-      })
-    }
-    if (width < MIN_SIDE || height < MIN_SIDE) {
-      throw new ApiError(
-        'invalid_input',
-        `Expected at least ${MIN_SIDE}×${MIN_SIDE} pixels but the image is ${width}×${height}`,
-        { field },
-      )
-    }
-  }
-  return { mimeType: sniffed.mimeType }
+  refuse(checkSniffedImage(sniffed), field)
+  return { mimeType: sniffed!.mimeType } // checkSniffedImage refuses what is not an image
 }
 
 export async function storeBytes(
@@ -51,7 +42,7 @@ export async function storeBytes(
   bytes: Uint8Array,
   field?: string,
 ): Promise<StoredSource> {
-  if (bytes.byteLength > MAX_IMAGE_BYTES) throw tooLarge(bytes.byteLength)
+  refuse(checkImageBytes(bytes.byteLength))
   const { mimeType } = checkImageHead(bytes.subarray(0, SNIFF_BYTES), field)
   const sha256 = toBase64Url(await crypto.subtle.digest('SHA-256', bytes))
   await bucket.put(key, bytes, { httpMetadata: { contentType: mimeType }, customMetadata: { sha256 } })
@@ -69,7 +60,7 @@ export async function storeStream(
   body: ReadableStream<Uint8Array>,
   length: number,
 ): Promise<StoredSource> {
-  if (length > MAX_IMAGE_BYTES) throw tooLarge(length)
+  refuse(checkImageBytes(length))
   const reader = body.getReader()
   const head: Uint8Array[] = []
   let headSize = 0
@@ -239,7 +230,7 @@ export async function verifyStoredObject(bucket: R2Bucket, key: string): Promise
   const head = await bucket.head(key)
   if (!head) return null
   try {
-    if (head.size > MAX_IMAGE_BYTES) throw tooLarge(head.size)
+    refuse(checkImageBytes(head.size))
     const first = await bucket.get(key, { range: { offset: 0, length: Math.min(SNIFF_BYTES, head.size) } })
     const { mimeType } = checkImageHead(new Uint8Array(await first!.arrayBuffer()))
     const whole = await bucket.get(key)

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { checkDimensions, MAX_IMAGE_BYTES, MAX_PIXELS, MIN_SIDE, sniffImage } from '../../src/lib/image-sniff'
+import {
+  checkDimensions,
+  checkImageBytes,
+  checkSniffedImage,
+  MAX_IMAGE_BYTES,
+  MAX_PIXELS,
+  MIN_SIDE,
+  sniffImage,
+} from '../../src/lib/image-sniff'
 import { HEADERS } from '../fixtures/headers'
 
 const bytes = (...parts: (number[] | string)[]): Uint8Array =>
@@ -122,16 +130,27 @@ describe('limits', () => {
     expect([MAX_IMAGE_BYTES, MAX_PIXELS, MIN_SIDE]).toEqual([52_428_800, 25_000_000, 32])
   })
 
-  it('checkDimensions words its refusals like sharp', () => {
+  it('words its refusals as the API answers them (and @cutout/sdk refuses before uploading)', () => {
     expect(checkDimensions(512, 512)).toBeNull()
     expect(checkDimensions(5000, 5000)).toBeNull()
-    expect(checkDimensions(6000, 5000)).toEqual({
+    expect(checkDimensions(6336, 3960)).toEqual({
       code: 'image_too_large',
-      message: 'Expected image of at most 25000000 pixels but received 6000x5000 (30000000 pixels)',
+      message: 'Expected at most 25 megapixels but the image is 6336×3960',
     })
     expect(checkDimensions(31, 512)).toEqual({
       code: 'invalid_input',
-      message: 'Expected image of at least 32x32 pixels but received 31x512',
+      message: 'Expected at least 32×32 pixels but the image is 31×512',
     })
+    expect(checkImageBytes(MAX_IMAGE_BYTES)).toBeNull()
+    expect(checkImageBytes(MAX_IMAGE_BYTES + 1)).toEqual({
+      code: 'image_too_large',
+      message: 'Expected at most 52428800 bytes but received 52428801',
+    })
+    expect(checkSniffedImage(sniffImage(bytes('just some text')))).toEqual({
+      code: 'unsupported_media',
+      message: 'Expected a JPEG, PNG, WebP, AVIF, HEIC or HEIF image',
+    })
+    expect(checkSniffedImage({ mimeType: 'image/jpeg' })).toBeNull() // no dimensions: the decoder checks them
+    expect(checkSniffedImage({ mimeType: 'image/png', width: 16, height: 16 })?.code).toBe('invalid_input')
   })
 })
