@@ -3,16 +3,34 @@
  * Node-only helpers (`@cutout/sdk/node`): read a file as an upload input, and keep a session in a
  * JSON file readable only by its owner (0600), e.g. the CLI's ~/.config/cutout/session.json.
  */
-import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { basename, dirname } from 'node:path'
 import type { SessionStore, SessionTokens } from './auth.js'
-import { sniffImageType } from './image.js'
+import { checkImageHead } from './image.js'
+import { SNIFF_BYTES, sniffImage } from './image-sniff.js'
 
-/** A file as a `File` with its detected media type (the API checks the bytes again). */
-export async function readImageFile(path: string): Promise<File> {
-  const bytes = await readFile(path)
-  const type = await sniffImageType(new Blob([bytes]))
-  return new File([bytes], basename(path), { type: type === 'application/octet-stream' ? '' : type })
+/**
+ * A file as a `File` with its detected media type (the API checks the bytes again). A file the
+ * API is sure to refuse (`checkImage`: too large, not a supported image, dimensions out of
+ * bounds) is refused first, in the API's words, from its size and first bytes: the rest of it is
+ * never read, so nothing of it can be uploaded.
+ * @param options.field the name the caller knows the file by, given as a refusal's `field`
+ * @throws {CutoutProblem} the API's refusal; the file system's error when the file cannot be read
+ */
+export async function readImageFile(path: string, options: { field?: string } = {}): Promise<File> {
+  const file = await open(path)
+  try {
+    const { size } = await file.stat()
+    // A positional read: the file's own position stays at 0 for readFile below.
+    const start = new Uint8Array(Math.min(size, SNIFF_BYTES))
+    const { bytesRead } = await file.read(start, 0, start.length, 0)
+    const head = start.subarray(0, bytesRead)
+    checkImageHead(size, head, options.field)
+    const bytes = await file.readFile()
+    return new File([bytes], basename(path), { type: sniffImage(head)?.mimeType ?? '' })
+  } finally {
+    await file.close()
+  }
 }
 
 /** What the session file holds: the tokens and the API they belong to. */
