@@ -29,9 +29,10 @@ export class CliError extends Error {
 }
 
 /**
- * The API refused an input file's bytes while it was uploaded: the upload's PUT or complete
- * answered 400 `invalid_input` (undecodable, smaller than 32×32, empty). That is the file's fault,
- * exit 2, as 413 and 415 are; a 400 anywhere else (an option, a scope) stays a usage error.
+ * An input file's bytes were refused on their way up: by the SDK before sending anything (smaller
+ * than 32×32 by its header) or by the upload's PUT or complete (undecodable, empty), 400
+ * `invalid_input`. That is the file's fault, exit 2, as 413 and 415 are; a 400 anywhere else (an
+ * option, a scope) stays a usage error.
  */
 export class InputRefused extends CliError {
   constructor(

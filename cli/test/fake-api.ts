@@ -1,7 +1,8 @@
 /**
  * A small stand-in for the API on 127.0.0.1, for CLI behaviour the real stack cannot be made to
  * show on demand (a session for another host, a 402 on the second of two batches): the upload
- * flow, removals, batches, jobs and results with the API's shapes, and every request recorded.
+ * flow, removals, batches, jobs, results and a minimal `/mcp` with the API's shapes, and every
+ * request recorded.
  * `override` answers a request first (return undefined to fall through to the defaults).
  */
 import { randomUUID } from 'node:crypto'
@@ -28,10 +29,11 @@ export interface FakeApi {
   close(): Promise<void>
 }
 
-/** A 1×1 PNG's bytes stand in for every result. */
+/** A 32×32 PNG (the smallest the API takes, so the CLI sends it) stands in for every input and result. */
 export const PNG = Buffer.from(
-  '89504e470d0a1a0a0000000d4948445200000001000000010806000000' +
-    '1f15c4890000000d49444154789c6360000002000185d3a1b00000000049454e44ae426082',
+  '89504e470d0a1a0a0000000d4948445200000020000000200806000000737a7af40000000970485973000003e8000003e801b57b526b' +
+    '0000002b4944415478daedce210100000c04a1eb5f7a8bf10681a7ab5b4a4040404040404040404040404040601d78540df86a78fe6e' +
+    '800000000049454e44ae426082',
   'hex',
 )
 
@@ -55,6 +57,47 @@ function job(id: string, status: string) {
   }
 }
 
+/** What the stand-in's `/mcp` lists: `remove_background` alone, enough for `cutout mcp` to bridge it. */
+const MCP_TOOLS = [
+  {
+    name: 'remove_background',
+    inputSchema: {
+      type: 'object',
+      properties: { sourceUrl: { type: 'string' }, uploadId: { type: 'string' }, options: { type: 'object' } },
+    },
+    annotations: { readOnlyHint: false, idempotentHint: false },
+  },
+]
+
+/**
+ * A stateless MCP server at `/mcp`, as the API's is (JSON answers, 405 to GET): initialize, the
+ * tool list, and a `tools/call` answered with its arguments, so a test sees what reached the API.
+ */
+function mcp(req: Seen): Answer {
+  if (req.method !== 'POST') return { status: 405, headers: { allow: 'POST' } }
+  const message = JSON.parse(req.body) as {
+    id?: number
+    method: string
+    params?: { protocolVersion?: string; arguments?: unknown }
+  }
+  if (message.id === undefined) return { status: 202 } // a notification
+  const results: Record<string, unknown> = {
+    initialize: {
+      protocolVersion: message.params?.protocolVersion,
+      capabilities: { tools: {} },
+      serverInfo: { name: 'cutout', version: '0' },
+    },
+    'tools/list': { tools: MCP_TOOLS },
+    'tools/call': {
+      content: [{ type: 'text', text: JSON.stringify(message.params?.arguments) }],
+      structuredContent: message.params?.arguments,
+    },
+  }
+  const result = results[message.method]
+  const answer = result ? { result } : { error: { code: -32601, message: 'Method not found' } }
+  return { status: 200, body: { jsonrpc: '2.0', id: message.id, ...answer } }
+}
+
 export async function startFakeApi(): Promise<FakeApi> {
   const batches = new Map<string, string[]>()
   const api: FakeApi = { baseUrl: '', seen: [], close: async () => {} }
@@ -62,6 +105,7 @@ export async function startFakeApi(): Promise<FakeApi> {
   const route = (req: Seen): Answer => {
     const parts = req.path.split('/').filter(Boolean) // v1, resource, id, action
     const [, resource, id, action] = parts
+    if (req.path === '/mcp') return mcp(req)
     if (req.method === 'GET' && req.path === '/v1/usage') {
       return { status: 200, body: { kind: 'workspace', limit: 50, available: 50, held: 0, used: 0 } }
     }

@@ -5,7 +5,8 @@
  * API's own MCP server (`POST /mcp`) through @cutout/sdk's transport, which sends CUTOUT_API_KEY
  * or the stored session's token (renewed as it expires), so the tools, their schemas and their
  * answers are the API's, defined once. One local addition: `remove_background` also takes `path`,
- * a local image file, which is uploaded here first, since a local assistant has files, not URLs.
+ * a local image file, which is uploaded here first, since a local assistant has files, not URLs
+ * (and only once its first bytes show an image the API would take).
  * A call that makes something gets an idempotencyKey here when it has none, so a request whose
  * answer was lost can be sent again (`repeatable`) without making the job twice.
  * stdout carries the protocol only; messages go to stderr. See docs/mcp.md.
@@ -101,7 +102,10 @@ async function resolveLocalPath(cutout: Cutout, params: CallToolRequest['params'
   if (args.sourceUrl !== undefined || args.uploadId !== undefined) {
     throw problem('invalid_input', 'Expected exactly one of path, sourceUrl or uploadId', 'path')
   }
-  const image = await readImageFile(path).catch((err: NodeJS.ErrnoException) => {
+  // A file the API would refuse (not an image: /etc/shadow) is refused from its first bytes, in
+  // the API's words, before any of it is uploaded.
+  const image = await readImageFile(path, { field: 'path' }).catch((err: NodeJS.ErrnoException) => {
+    if (err instanceof CutoutProblem) throw err
     throw problem('invalid_input', `Cannot read ${path}: ${err.code ?? err.message}`, 'path')
   })
   const upload = await cutout.upload(image)

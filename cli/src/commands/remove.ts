@@ -3,7 +3,9 @@
  * `cutout remove FILE…`: each file in one SDK call (upload → removal → wait → download), a few at
  * a time, written as `<name>-cutout.png` (or `-mask.png`) in `--out` or beside the input. Every
  * input is checked before anything is uploaded, so a typo costs no credit, and so are the output
- * names: two inputs that would write the same output (`shoe.jpg`, `shoe.png`) are refused.
+ * names: two inputs that would write the same output (`shoe.jpg`, `shoe.png`) are refused. A file
+ * the API would refuse by its size or header fails on its own, as the API's refusal would, but
+ * before any of it is uploaded.
  */
 import { mkdir, rename, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
@@ -42,11 +44,13 @@ export async function writeAtomically(path: string, bytes: Uint8Array): Promise<
 const outputPath = (file: string, options: RemoveOptions) =>
   join(options.out ?? dirname(file), outputName(file, options.output))
 
-/** Uploads a file; the API refusing its bytes (undecodable, too small) ends as exit 2. */
+/**
+ * Uploads a file; its refusal ends as exit 2, whether the SDK refused it before sending anything
+ * (too large, not an image, out of bounds by its header: the API's words) or the API did (undecodable).
+ */
 export async function uploadFile(cutout: Cutout, file: string): Promise<Upload> {
-  const image = await readImageFile(file)
   try {
-    return await cutout.upload(image)
+    return await cutout.upload(await readImageFile(file))
   } catch (err) {
     throw uploadFailure(file, err)
   }
