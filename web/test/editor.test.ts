@@ -1,78 +1,54 @@
 /**
  * The editor (web/editor.html, web/src/editor/) in headless Chromium against the e2e stage's
  * shared local stack (the real model): opened from History, a brush stroke changes the exported
- * PNG only where it was drawn, Undo shows (and exports) the previous revision again, a box
- * refinement makes a new revision, each export format downloads and opens, a revision made
+ * PNG only where it was drawn, Undo shows (and exports) the previous revision again, a box is
+ * one refinement sent on release, each export format downloads and opens, a revision made
  * through the API behind the editor's back turns its next stroke into a 409 that reloads it, and
  * a stroke drawn after Undo starts from the revision on show and drops the undone ones.
  *
  * SCREENSHOTS_DIR=docs/web writes the screenshots docs/web.md shows.
  */
-import { mkdirSync, readFileSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { unzipSync } from 'fflate'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import sharp from 'sharp'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { downloadedBytes, launchChromium } from '../../test/helpers/browser'
 import { e2eStack } from '../../test/helpers/e2e-stack'
 import { signInByEmail } from '../../test/helpers/local-stack'
+import {
+  type Api,
+  apiAs,
+  drag,
+  removal,
+  revisionShown,
+  shownAt,
+  signedInPage,
+  tool,
+  type Verified,
+} from './editor-page'
 
-const FIXTURE = fileURLToPath(new URL('../../test/fixtures/astronaut.png', import.meta.url))
 const SIZE = 512
 const SHOTS = process.env.SCREENSHOTS_DIR
 const PHONE = { width: 390, height: 844 }
 
-interface Verified {
-  accessToken: string
-  refreshToken: string
-  expiresIn: number
-  user: { id: string; email: string }
-  workspace: { id: string; name: string }
-}
-
 let browser: Browser
 let baseUrl: string
 let session: Verified
+let api: Api
 let jobId: string
 const cspViolations: string[] = []
-
-const api = async <T>(path: string, init: RequestInit = {}): Promise<T> => {
-  const res = await fetch(new URL(path, baseUrl), {
-    ...init,
-    headers: { authorization: `Bearer ${session.accessToken}`, ...init.headers },
-  })
-  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${path}: ${res.status} ${await res.text()}`)
-  return (await res.json()) as T
-}
-
-/** A succeeded removal of the 512×512 fixture, made through the API. */
-async function removal(): Promise<string> {
-  const form = new FormData()
-  form.append('image', new Blob([readFileSync(FIXTURE)], { type: 'image/png' }), 'astronaut.png')
-  form.append('options', JSON.stringify({ quality: 'fast', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' }))
-  let job = await api<{ id: string; status: string }>('/v1/removals', {
-    method: 'POST',
-    body: form,
-    headers: { 'idempotency-key': crypto.randomUUID(), prefer: 'wait=8' },
-  })
-  for (let i = 0; i < 120 && (job.status === 'queued' || job.status === 'processing'); i++) {
-    await new Promise((r) => setTimeout(r, 1000))
-    job = await api(`/v1/jobs/${job.id}`)
-  }
-  expect(job.status).toBe('succeeded')
-  return job.id
-}
 
 beforeAll(async () => {
   baseUrl = e2eStack().baseUrl
   if (SHOTS) mkdirSync(SHOTS, { recursive: true })
+  api = apiAs(baseUrl, () => session)
   ;[browser, session] = await Promise.all([
     launchChromium(),
     signInByEmail(baseUrl, `editor-${Date.now()}@example.com`) as Promise<Verified>,
   ])
-  jobId = await removal()
+  jobId = await removal(api)
 })
 
 afterAll(async () => {
@@ -83,63 +59,11 @@ afterEach(() => {
   expect(cspViolations.splice(0)).toEqual([])
 })
 
-/** A signed-in tab: the session the page keeps in sessionStorage, as the sign-in form saves it. */
-async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true })
-  const stored = {
-    accessToken: session.accessToken,
-    refreshToken: session.refreshToken,
-    expiresAt: Date.now() + session.expiresIn * 1000,
-    user: session.user,
-    workspace: session.workspace,
-  }
-  await context.addInitScript(`sessionStorage.setItem('cutout.session', ${JSON.stringify(JSON.stringify(stored))});
-    document.addEventListener('securitypolicyviolation', (e) =>
-      console.error('CSP violation: ' + e.violatedDirective + ' blocked ' + e.blockedURI))`)
-  context.on('console', (message) => {
-    if (/Content Security Policy|CSP violation/.test(message.text())) cspViolations.push(message.text())
-  })
-  return { context, page: await context.newPage() }
-}
+const newPage = () => signedInPage(browser, session, (text) => cspViolations.push(text))
 
 async function shot(page: Page, name: string): Promise<void> {
   if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
 }
-
-/** Where photo pixel (x, y) is on the screen, from the view the canvas last drew. */
-async function screenPoint(page: Page, x: number, y: number): Promise<{ x: number; y: number }> {
-  const canvas = page.locator('#editor-canvas')
-  const [scale, ox, oy] = ((await canvas.getAttribute('data-view')) ?? '').split(' ').map(Number)
-  const box = (await canvas.boundingBox())!
-  const dpr = await page.evaluate<number>('window.devicePixelRatio')
-  return { x: box.x + ((x - ox) * scale) / dpr, y: box.y + ((y - oy) * scale) / dpr }
-}
-
-/** Drags the mouse over the canvas through photo pixels `points`. */
-async function drag(page: Page, points: [number, number][]): Promise<void> {
-  const [first, ...rest] = points
-  const start = await screenPoint(page, ...first)
-  await page.mouse.move(start.x, start.y)
-  await page.mouse.down()
-  for (const p of rest) {
-    const to = await screenPoint(page, ...p)
-    await page.mouse.move(to.x, to.y, { steps: 8 })
-  }
-  await page.mouse.up()
-}
-
-/** The RGBA the canvas shows at photo pixel (x, y). */
-async function shownAt(page: Page, x: number, y: number): Promise<number[]> {
-  await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))')
-  return page.evaluate(`(() => {
-    const c = document.getElementById('editor-canvas')
-    const [scale, ox, oy] = c.dataset.view.split(' ').map(Number)
-    return Array.from(c.getContext('2d').getImageData(Math.floor((${x} - ox) * scale), Math.floor((${y} - oy) * scale), 1, 1).data)
-  })()`)
-}
-
-const tool = (page: Page, value: string) => page.check(`input[name="tool"][value="${value}"]`)
-const revisionShown = (page: Page, text: string) => page.locator('#revision', { hasText: text }).waitFor()
 
 /** Exports the revision on show in `format` through the form; the downloaded file's name and bytes. */
 async function exportAs(page: Page, format: string): Promise<{ name: string; bytes: Buffer }> {
@@ -280,17 +204,6 @@ describe('the editor', () => {
     await page.selectOption('#backdrop', 'checkerboard')
     await expect.poll(() => shownAt(page, mx, cy)).toEqual(erased)
 
-    // Keep and drop points are marked where clicked; Clear removes them.
-    await tool(page, 'foreground')
-    const keep = await screenPoint(page, mx, opaque.y0 + 10)
-    await page.mouse.click(keep.x, keep.y)
-    await tool(page, 'background')
-    const drop = await screenPoint(page, 5, 5)
-    await page.mouse.click(drop.x, drop.y)
-    await page.locator('#refine-marks', { hasText: '1 keep, 1 drop, no box' }).waitFor()
-    await page.click('#refine-clear')
-    await page.locator('#refine-marks', { hasText: '0 keep, 0 drop, no box' }).waitFor()
-
     // Zoom and pan change the view, never the canvas: it stays the size of its box on screen.
     const canvas = page.locator('#editor-canvas')
     const view = async () => ((await canvas.getAttribute('data-view')) ?? '').split(' ').map(Number)
@@ -312,17 +225,14 @@ describe('the editor', () => {
     await page.click('#zoom-fit')
     await expect.poll(async () => (await view())[0]).toBe(fitScale)
 
-    // A box refinement: its stages, then revision 3 made by the refinement.
+    // A box is one refinement, sent on release: revision 3 made by the refinement.
     await tool(page, 'box')
     await drag(page, [
       [opaque.x0, opaque.y0],
       [(opaque.x0 + opaque.x1) / 2, (opaque.y0 + opaque.y1) / 2],
     ])
-    await page.locator('#refine-marks', { hasText: 'a box' }).waitFor()
-    await page.click('#refine')
-    await page.locator('#refine-stages li').first().waitFor()
-    await revisionShown(page, 'Revision 3 of 3')
-    await expect(page.locator('#refine-stages li.done').count()).resolves.toBe(3)
+    await revisionShown(page, 'Revision 3 of 3', 60_000)
+    await page.locator('#refine-status', { hasText: 'revision 3' }).waitFor()
     const { revisions } = await api<{ revisions: { id: string; refinementId: string | null }[] }>(
       `/v1/projects/${projectId}/revisions`,
     )

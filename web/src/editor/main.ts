@@ -1,16 +1,20 @@
 /**
  * The editor page (/editor?job=<removal id> or ?project=<id>): signed in, it opens the project
  * made from a finished removal and shows its newest revision. Brush strokes are drawn live and
- * saved as a revision on release; Undo and Redo walk the revisions; AI refine (refine-panel.ts) sends points or a
- * box; Export renders the shown revision and downloads it. An edit after Undo starts from the
- * revision on show and drops the undone ones from Redo, as in any paint program (the API's
- * `restoreRevisionId`). A 409 from an edit made elsewhere is said, and the newest revision is loaded.
+ * saved as a revision on release; a Keep or Drop click, or a box, is one refinement (clicks.ts),
+ * sent at once; the clicks the revision on show descends from are drawn on it. Strokes and clicks
+ * wait their turn in one queue, each on the revision the one before made, so the page never races
+ * itself into a 409. Undo and Redo walk the revisions; Export renders the shown revision and
+ * downloads it. An edit after Undo starts from the revision on show and drops the undone ones
+ * from Redo, as in any paint program (the API's `restoreRevisionId`). A 409 from an edit made
+ * elsewhere is said, and the newest revision is loaded.
  */
 import { CutoutProblem, describeError } from '../api'
 import { byId, showError } from '../dom'
 import { setUpHeader } from '../header'
 import { loadSession } from '../session'
 import { type BrushSettings, LiveStroke } from './brush'
+import { type ClickEdit, ClickTool } from './clicks'
 import type { Mask } from './codecs'
 import { setUpExport } from './export-form'
 import {
@@ -26,10 +30,8 @@ import {
   revisionMask,
   undoHistory,
 } from './project'
-import { type RefinePanel, setUpRefinePanel } from './refine-panel'
+import { setUpPointer } from './pointer'
 import { EditorView } from './view'
-
-type Tool = 'restore' | 'erase' | 'foreground' | 'background' | 'box' | 'pan'
 
 const status = byId('editor-status')
 const error = byId('editor-error')
@@ -39,7 +41,13 @@ view.onDraw = () => {
 }
 
 let project: Project
-let refinePanel: RefinePanel
+const clicks = new ClickTool({
+  projectId: () => project.id,
+  size: () => view.photo ?? { width: project.width, height: project.height },
+  say: (text) => {
+    byId('refine-status').textContent = text
+  },
+})
 /** Every revision of the project, oldest first. */
 let all: Revision[] = []
 /** The undo history: the newest revision and those it was made from, oldest first (see `undoHistory`). */
@@ -47,14 +55,19 @@ let revisions: Revision[] = []
 /** The index in `revisions` of the revision on show (Undo and Redo move it). */
 let shown = 0
 const masks = new Map<string, Mask>()
-/** Strokes drawn but not yet made into revisions, oldest first; shown over the mask. */
-const pending: LiveStroke[] = []
+/** A stroke, or a click or box (a refinement). */
+type Edit = LiveStroke | ClickEdit
+/** Edits made but not yet revisions, oldest first; strokes are shown over the mask, clicks as markers. */
+const pending: Edit[] = []
 /**
- * The revision on show when each pending stroke was drawn: after Undo, the one it starts from.
- * Undefined for a stroke drawn over an earlier pending one, which builds on that one's revision.
+ * The revision on show when each pending edit was made: after Undo, the one it starts from.
+ * Undefined for an edit made while an earlier one was pending, which builds on that one's revision.
  */
-const drawnOn = new Map<LiveStroke, string | undefined>()
+const drawnOn = new Map<Edit, string | undefined>()
+/** The edits' queue: each is sent once the one before has become a revision. */
 let saving: Promise<void> = Promise.resolve()
+/** Counts the markers' updates, so a slower earlier one does not overwrite a later one. */
+let marking = 0
 
 const newest = () => revisions.length - 1
 const say = (text: string) => {
@@ -70,7 +83,7 @@ async function maskOf(revision: Revision): Promise<Mask> {
   return mask
 }
 
-/** Shows revision `index`; the view and the buttons follow. */
+/** Shows revision `index`; the view, its markers and the buttons follow. */
 async function show(index: number): Promise<void> {
   shown = index
   view.mask = await maskOf(revisions[index])
@@ -83,6 +96,28 @@ async function show(index: number): Promise<void> {
   label.dataset.revisionId = revisions[index].id
   byId<HTMLButtonElement>('undo').disabled = index === 0
   byId<HTMLButtonElement>('redo').disabled = index === newest()
+  await showMarks()
+}
+
+/**
+ * Draws the clicks the revision on show descends from (`revisions` up to it is its lineage: each
+ * revision's `restoreRevisionId ?? baseRevisionId`, see `undoHistory`), so an undone click's
+ * marker goes with it; and, faint, the clicks and boxes still on their way.
+ */
+async function showMarks(): Promise<void> {
+  const at = ++marking
+  const landed = await clicks.clicksOf(revisions.slice(0, shown + 1))
+  if (at !== marking) return
+  const waiting = pending.filter((e): e is ClickEdit => !(e instanceof LiveStroke))
+  view.marks = {
+    points: [...landed, ...waiting.flatMap((e) => (e.point ? [{ ...e.point, pending: true }] : []))],
+    boxes: waiting.flatMap((e) => (e.box ? [e.box] : [])),
+  }
+  view.draw()
+  const keep = landed.filter((p) => p.label === 'foreground').length
+  byId('refine-marks').textContent =
+    `Clicks on this revision: ${keep} keep, ${landed.length - keep} drop` +
+    (waiting.length ? `; ${waiting.length} on the way.` : '.')
 }
 
 function setRevisions(list: Revision[]): void {
@@ -115,132 +150,56 @@ function brush(tool: 'restore' | 'erase'): BrushSettings {
   }
 }
 
-/** The stroke becomes a revision on the newest one; strokes drawn meanwhile wait their turn. */
-function save(stroke: LiveStroke): void {
-  saving = saving.then(async () => {
-    if (!pending.includes(stroke)) return // dropped by a conflict
-    say('Saving the stroke…')
-    try {
-      const revision = await addStroke(project.id, editBase(drawnOn.get(stroke)), stroke.toStroke())
-      masks.set(revision.id, await revisionMask(revision))
-      setRevisions([...all, revision]) // after Undo, the undone revisions leave the history
-      pending.splice(pending.indexOf(stroke), 1)
-      drawnOn.delete(stroke)
-      await show(newest())
-      say(`Saved as revision ${revision.number}.`)
-    } catch (err) {
-      pending.length = 0
-      drawnOn.clear()
-      view.draw()
-      if (err instanceof CutoutProblem && err.status === 409) {
-        await reload()
-        showError(
-          error,
-          `This project was changed elsewhere, so your stroke was not saved: revision ${revisions.length}, the newest, is now on show. Draw it again on this one.`,
-        )
-        say('')
-      } else {
-        showError(error, describeError(err))
-      }
+/** An edit is made: it starts from the revision on show, or from the pending one before it. */
+function begin(edit: Edit): void {
+  drawnOn.set(edit, pending.length ? undefined : revisions[shown].id)
+  pending.push(edit)
+}
+
+/** The edit becomes a revision on the newest one; edits made meanwhile wait their turn. */
+function commit(edit: Edit): void {
+  void showMarks()
+  // land() says its own failures; one in saying them (a reload that failed) must not stop the queue.
+  saving = saving.then(() => land(edit)).catch((err) => showError(error, describeError(err)))
+}
+
+async function land(edit: Edit): Promise<void> {
+  if (!pending.includes(edit)) return // dropped by an earlier failure
+  const stroke = edit instanceof LiveStroke
+  if (stroke) say('Saving the stroke…')
+  try {
+    const on = editBase(drawnOn.get(edit))
+    const revision = stroke ? await addStroke(project.id, on, edit.toStroke()) : await clicks.run(edit, on)
+    masks.set(revision.id, await revisionMask(revision))
+    setRevisions([...all, revision]) // after Undo, the undone revisions leave the history
+    pending.splice(pending.indexOf(edit), 1)
+    drawnOn.delete(edit)
+    await show(newest())
+    if (stroke) say(`Saved as revision ${revision.number}.`)
+    else clicks.say(`Done: revision ${revision.number} is the refined one.`)
+  } catch (err) {
+    // The edits after it were made on what it would have made: they go with it.
+    pending.length = 0
+    drawnOn.clear()
+    clicks.say('')
+    if (err instanceof CutoutProblem && err.status === 409) {
+      await reload()
+      showError(
+        error,
+        `This project was changed elsewhere, so your ${stroke ? 'stroke was' : 'click was'} not saved: revision ${revisions.length}, the newest, is now on show. Make it again on this one.`,
+      )
+      say('')
+    } else {
+      await show(shown)
+      showError(error, describeError(err))
     }
-  })
+  }
 }
 
 view.live = (m, k) => {
   let value = m
-  for (const stroke of pending) value = stroke.apply(value, k)
+  for (const edit of pending) if (edit instanceof LiveStroke) value = edit.apply(value, k)
   return value
-}
-
-function currentTool(): Tool {
-  return (document.querySelector<HTMLInputElement>('input[name="tool"]:checked')?.value ?? 'restore') as Tool
-}
-
-function setUpPointer(): void {
-  const canvas = view.canvas
-  let drag: { tool: Tool; x: number; y: number; stroke?: LiveStroke } | null = null
-  canvas.addEventListener('pointerdown', (event) => {
-    if (!view.photo || event.button !== 0) return
-    const tool = currentTool()
-    const [x, y] = view.eventToPhoto(event)
-    canvas.setPointerCapture(event.pointerId)
-    drag = { tool, x: event.clientX, y: event.clientY }
-    if (tool === 'restore' || tool === 'erase') {
-      drag.stroke = new LiveStroke(brush(tool), view.photo.width, view.photo.height)
-      drawnOn.set(drag.stroke, pending.length ? undefined : revisions[shown].id)
-      pending.push(drag.stroke)
-      drag.stroke.add(x, y)
-    } else if (tool === 'box') {
-      view.marks.box = { x0: x, y0: y, x1: x, y1: y }
-    } else if (tool === 'foreground' || tool === 'background') {
-      view.marks.points.push({ x, y, label: tool })
-      refinePanel.showMarks()
-    }
-    view.draw()
-  })
-  canvas.addEventListener('pointermove', (event) => {
-    const [x, y] = view.eventToPhoto(event)
-    const tool = currentTool()
-    view.cursor = tool === 'restore' || tool === 'erase' ? { x, y, r: brush(tool).size / 2 } : null
-    if (!drag) return view.draw()
-    if (drag.stroke) {
-      if (drag.stroke.add(x, y)) view.draw()
-    } else if (drag.tool === 'box' && view.marks.box) {
-      view.marks.box.x1 = x
-      view.marks.box.y1 = y
-      view.draw()
-    } else if (drag.tool === 'pan') {
-      view.pan((event.clientX - drag.x) * view.dpr, (event.clientY - drag.y) * view.dpr)
-      drag.x = event.clientX
-      drag.y = event.clientY
-    }
-  })
-  const end = () => {
-    if (!drag) return
-    // The last message goes once the gesture is over: hiding it sooner moves the canvas under the pointer.
-    showError(error, null)
-    if (drag.stroke) save(drag.stroke)
-    if (drag.tool === 'box') {
-      const box = view.marks.box
-      // A click, not a drag: no box.
-      if (box && Math.abs(box.x1 - box.x0) * view.scale < 4 && Math.abs(box.y1 - box.y0) * view.scale < 4)
-        view.marks.box = null
-      refinePanel.showMarks()
-      view.draw()
-    }
-    drag = null
-  }
-  canvas.addEventListener('pointerup', end)
-  canvas.addEventListener('pointerleave', () => {
-    view.cursor = null
-    view.draw()
-  })
-  canvas.addEventListener('pointercancel', end)
-  canvas.addEventListener(
-    'wheel',
-    (event) => {
-      event.preventDefault()
-      const box = canvas.getBoundingClientRect()
-      const factor = Math.exp(-event.deltaY / 500)
-      view.zoom(factor, (event.clientX - box.left) * view.dpr, (event.clientY - box.top) * view.dpr)
-    },
-    { passive: false },
-  )
-  canvas.addEventListener('keydown', (event) => {
-    const step = 60 * view.dpr
-    const moves: Record<string, [number, number]> = {
-      ArrowLeft: [step, 0],
-      ArrowRight: [-step, 0],
-      ArrowUp: [0, step],
-      ArrowDown: [0, -step],
-    }
-    if (moves[event.key]) view.pan(...moves[event.key])
-    else if (event.key === '+' || event.key === '=') view.zoom(1.25)
-    else if (event.key === '-') view.zoom(0.8)
-    else if (event.key === '0') view.fit()
-    else return
-    event.preventDefault()
-  })
 }
 
 function setUpControls(): void {
@@ -310,25 +269,34 @@ async function open(): Promise<void> {
   byId('editor').hidden = false
   view.fit()
   await show(newest())
+  clicks.used = project.refinementsUsed
   say(`${project.width} × ${project.height} px.`)
   byId('editor').dataset.ready = 'true'
-  void followProject(project.id, (event) => refinePanel.onProjectEvent(event), new AbortController().signal)
+  void followProject(project.id, (event) => clicks.onProjectEvent(event), new AbortController().signal)
 }
 
 setUpHeader()
 if (!loadSession()) {
   byId('editor-signed-out').hidden = false
 } else {
-  setUpPointer()
-  setUpControls()
-  refinePanel = setUpRefinePanel({
-    view,
-    project: () => project,
-    base: () => editBase(),
-    revisionCount: () => revisions.length,
-    reload,
-    onError: (message) => showError(error, message),
+  setUpPointer(view, {
+    brush,
+    strokeStarted: begin,
+    strokeEnded: commit,
+    clicked: (point) => {
+      const edit = { point }
+      begin(edit)
+      commit(edit)
+    },
+    boxed: (box) => {
+      const edit = { box }
+      begin(edit)
+      commit(edit)
+    },
+    // The last message goes once the gesture is over: hiding it sooner moves the canvas under the pointer.
+    ended: () => showError(error, null),
   })
+  setUpControls()
   setUpExport({
     project: () => project,
     revision: () => revisions[shown],

@@ -63,6 +63,9 @@ export function undoHistory(revisions: Revision[]): Revision[] {
   return history
 }
 
+export const getRevision = (projectId: string, id: string) =>
+  requestJson<Revision>(`${base(projectId)}/revisions/${encodeURIComponent(id)}`)
+
 export async function revisionMask(revision: Revision): Promise<Mask> {
   const res = await request(revision.links.mask)
   return decodeGrayPng(new Uint8Array(await res.arrayBuffer()))

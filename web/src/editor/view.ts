@@ -9,10 +9,26 @@ import type { Mask } from './codecs'
 
 export type Backdrop = { type: 'checkerboard' } | { type: 'color'; color: string }
 
-/** What sits over the photo while a refinement is being set up. */
+/** A click (photo pixels): keep or drop; `pending` while its refinement is on its way. */
+export interface Marker {
+  x: number
+  y: number
+  label: 'foreground' | 'background'
+  pending?: boolean
+}
+
+/** A box, from corner to corner (photo pixels). */
+export interface Box {
+  x0: number
+  y0: number
+  x1: number
+  y1: number
+}
+
+/** What sits over the photo: the clicks the revision on show comes from, and boxes on their way. */
 export interface Marks {
-  points: { x: number; y: number; label: 'foreground' | 'background' }[]
-  box: { x0: number; y0: number; x1: number; y1: number } | null
+  points: Marker[]
+  boxes: Box[]
 }
 
 /** The mask value a pixel shows: the revision's, or with the stroke being drawn applied. */
@@ -21,6 +37,9 @@ export type MaskValue = (mask: number, index: number) => number
 const MIN_SCALE = 1 / 64
 const MAX_SCALE = 32
 const CHECKER = 10
+/** A click marker's radius and its + / − glyph's half length, in CSS pixels. */
+const MARKER_RADIUS = 7
+const GLYPH = 3.5
 
 export class EditorView {
   photo: ImageBitmap | null = null
@@ -29,7 +48,9 @@ export class EditorView {
   backdrop: Backdrop = { type: 'checkerboard' }
   /** Show what the mask removes, faintly, so a person can see what to restore. */
   ghost = false
-  marks: Marks = { points: [], box: null }
+  marks: Marks = { points: [], boxes: [] }
+  /** The box being dragged out with the Box tool, or null. */
+  dragBox: Box | null = null
   /** The brush's outline under the pointer (photo pixels), or null. */
   cursor: { x: number; y: number; r: number } | null = null
   /** Told after each draw (the zoom level shown beside the buttons). */
@@ -214,7 +235,7 @@ export class EditorView {
       (x - this.ox) * this.scale,
       (y - this.oy) * this.scale,
     ]
-    const { box, points } = this.marks
+    const { boxes, points } = this.marks
     ctx.lineWidth = 2 * this.dpr
     if (this.cursor) {
       const [x, y] = toCanvas(this.cursor.x, this.cursor.y)
@@ -228,22 +249,36 @@ export class EditorView {
       ctx.stroke()
       ctx.lineWidth = 2 * this.dpr
     }
-    if (box) {
+    ctx.setLineDash([6 * this.dpr, 4 * this.dpr])
+    ctx.strokeStyle = '#3050d8'
+    for (const box of this.dragBox ? [...boxes, this.dragBox] : boxes) {
       const [x0, y0] = toCanvas(Math.min(box.x0, box.x1), Math.min(box.y0, box.y1))
       const [x1, y1] = toCanvas(Math.max(box.x0, box.x1), Math.max(box.y0, box.y1))
-      ctx.setLineDash([6 * this.dpr, 4 * this.dpr])
-      ctx.strokeStyle = '#3050d8'
       ctx.strokeRect(x0, y0, x1 - x0, y1 - y0)
-      ctx.setLineDash([])
     }
-    for (const p of points) {
-      const [x, y] = toCanvas(p.x, p.y)
-      ctx.beginPath()
-      ctx.arc(x, y, 6 * this.dpr, 0, Math.PI * 2)
-      ctx.fillStyle = p.label === 'foreground' ? '#1e7b34' : '#b3261e'
-      ctx.fill()
-      ctx.strokeStyle = '#fff'
-      ctx.stroke()
-    }
+    ctx.setLineDash([])
+    for (const p of points) this.#drawMarker(...toCanvas(p.x, p.y), p)
+  }
+
+  /**
+   * A click's marker: a green disc with + (keep) or a red one with − (drop), ringed in white so
+   * it shows on any photo; faint while its refinement is on its way. The disc's inside is exactly
+   * its colour (the tests read it back).
+   */
+  #drawMarker(x: number, y: number, { label, pending }: Marker): void {
+    const ctx = this.#ctx
+    const d = this.dpr
+    ctx.globalAlpha = pending ? 0.5 : 1
+    ctx.beginPath()
+    ctx.arc(x, y, MARKER_RADIUS * d, 0, Math.PI * 2)
+    ctx.fillStyle = label === 'foreground' ? '#1e7b34' : '#b3261e'
+    ctx.fill()
+    ctx.strokeStyle = '#fff'
+    ctx.lineWidth = 1.5 * d
+    ctx.stroke()
+    ctx.fillStyle = '#fff'
+    ctx.fillRect(x - GLYPH * d, y - d, 2 * GLYPH * d, 2 * d)
+    if (label === 'foreground') ctx.fillRect(x - d, y - GLYPH * d, 2 * d, 2 * GLYPH * d)
+    ctx.globalAlpha = 1
   }
 }
