@@ -13,8 +13,10 @@
  * ../shared/gt against their true alpha) writes bench/results/quality-gt-<name>.json and
  * docs/quality/gt-sad.svg, the synthetic quality benchmark (bench/quality-synthetic.ts) writes bench/results/quality-synthetic-<name>.json, the
  * refinement benchmark (bench/refinement.ts) bench/results/refinement-<name>.json, the catalog
- * benchmark (bench/catalog.ts) bench/results/catalog-<name>.json, and the try-on benchmark
- * (bench/tryon.ts) bench/results/tryon-<name>.json.
+ * benchmark (bench/catalog.ts) bench/results/catalog-<name>.json, the try-on benchmark
+ * (bench/tryon.ts) bench/results/tryon-<name>.json, and the clicks benchmark (bench/clicks.ts:
+ * simulated clicks on ../shared/gt's photos, through the API, or in process with --no-api)
+ * bench/results/clicks-<name>.json.
  *
  * Quality levels (issue 14): each level through the server and the API at 1 MP (during the main
  * run), then the input-size sweep and the web runtime (bench/levels.ts) into
@@ -22,8 +24,8 @@
  * session against two 1-thread sessions (bench/throughput.ts) into throughput-<name>.json.
  *
  * Flags: --name <name> (default "latest"), --rounds <n> (scales repetitions), --no-api,
- * --no-reference, --no-gt, --no-quality, --no-refinement, --no-catalog, --no-tryon, --no-levels,
- * --no-throughput, --only <substring of image names>, --verbose (child output), --gt-only (the
+ * --no-reference, --no-gt, --no-quality, --no-refinement, --no-catalog, --no-tryon, --no-clicks,
+ * --no-levels, --no-throughput, --only <substring of image names>, --verbose (child output), --gt-only (the
  * ground-truth benchmark alone).
  *
  * Another model (issue 25; docs/models.md): SEGMENTATION_MODEL / SEGMENTATION_PROFILE (and the
@@ -46,6 +48,8 @@ import {
 import { fixturePhoto, FIXTURE_PHOTOS, syntheticJpeg, type BenchImage } from './lib/images.js'
 import { startApi, startInference, type ApiStack } from './lib/stack.js'
 import { runCatalogBench } from './catalog.js'
+import { runClicksBench } from './clicks.js'
+import { formatTable } from './lib/click-protocol.js'
 import { ratioChart } from './chart.js'
 import { FAST_DEFAULTS } from '../inference-server/src/levels/fast.js'
 import { runLevelsBench, timeLevelsThroughApi } from './levels.js'
@@ -67,6 +71,7 @@ const { values: flags } = parseArgs({
     'no-refinement': { type: 'boolean', default: false },
     'no-tryon': { type: 'boolean', default: false },
     'no-catalog': { type: 'boolean', default: false },
+    'no-clicks': { type: 'boolean', default: false },
     'no-levels': { type: 'boolean', default: false },
     'no-throughput': { type: 'boolean', default: false },
     only: { type: 'string' },
@@ -368,4 +373,14 @@ if (!flags['no-catalog']) {
     `${JSON.stringify({ name: flags.name, date: new Date().toISOString(), machine, ...catalog }, null, 2)}\n`,
   )
   log(`${JSON.stringify(catalog.cases)}\nwrote bench/results/catalog-${flags.name}.json`)
+}
+
+if (!flags['no-clicks']) {
+  log(`\nclicks benchmark (${flags['no-api'] ? 'direct' : 'API'} mode)…`)
+  const clicks = await runClicksBench({ direct: flags['no-api'], verbose: flags.verbose, log })
+  writeFileSync(
+    `${RESULTS_DIR}clicks-${flags.name}.json`,
+    `${JSON.stringify({ name: flags.name, date: new Date().toISOString(), machine, ...clicks }, null, 2)}\n`,
+  )
+  log(`${formatTable(clicks.groups)}\nwrote bench/results/clicks-${flags.name}.json`)
 }
