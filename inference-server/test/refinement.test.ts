@@ -22,11 +22,11 @@ const refineParts = (options: unknown, image: Uint8Array, mask: Uint8Array): Req
 ]
 
 /** The one output of a refinement answer, decoded, after checking the frames around it. */
-async function refinedMask(answer: JobAnswer) {
+async function refinedMask(answer: JobAnswer, stages = ['segmenting', 'refining']) {
   expect(answer.error).toBeUndefined()
   expect(answer.status).toBe(200)
-  expect(answer.frames.map((f) => f.type)).toEqual(['stage', 'stage', 'output', 'done'])
-  expect(answer.stages).toEqual(['segmenting', 'refining'])
+  expect(answer.frames.map((f) => f.type)).toEqual([...stages.map(() => 'stage'), 'output', 'done'])
+  expect(answer.stages).toEqual(stages)
   const [output] = answer.outputs
   expect(output).toMatchObject({ name: 'mask', contentType: 'image/png' })
   expect(answer.done).toMatchObject({ type: 'done', modelVersion: MODEL_VERSION, warnings: [] })
@@ -79,27 +79,39 @@ describe('POST /v1/refine with the real model', () => {
     expect(outside).toEqual([])
   })
 
-  it('puts a foreground point on ≥ 128 and a background point on ≤ 127, changing only the region', async () => {
+  // Clicks (points without a box) run no model: they decide the subject from the base and every point.
+  const CLICK_STAGES = ['refining']
+
+  it('clicks: each point ends on its side, an earlier point still holds, and the model does not run', async () => {
     // The flag (top left) is background in the base, the suit's chest foreground: both points
-    // contradict the base, so the refinement must move them.
-    const request: RefineRequest = {
-      points: [
-        { x: 0.06, y: 0.2, label: 'foreground' },
-        { x: 0.4, y: 0.75, label: 'background' },
-      ],
-    }
-    const fg = toPixel(request.points![0], 512, 512)
-    const bg = toPixel(request.points![1], 512, 512)
+    // contradict the base, so the refinement must move them; the flag's point comes as an earlier
+    // click, which must hold although the request's own point is elsewhere.
+    const flag = { x: 0.06, y: 0.2, label: 'foreground' } as const
+    const chest = { x: 0.4, y: 0.75, label: 'background' } as const
+    const fg = toPixel(flag, 512, 512)
+    const bg = toPixel(chest, 512, 512)
     expect(basePixels[fg.y * 512 + fg.x]).toBeLessThan(128)
     expect(basePixels[bg.y * 512 + bg.x]).toBeGreaterThanOrEqual(128)
-    const { png } = await refinedMask(await postJob(target, KEY, REFINE, refineParts(request, photo, base)))
+    const request: RefineRequest = { points: [chest], earlierPoints: [flag] }
+    const answer = await postJob(target, KEY, REFINE, refineParts(request, photo, base))
+    const { png } = await refinedMask(answer, CLICK_STAGES)
     expect(png.data[fg.y * 512 + fg.x]).toBeGreaterThanOrEqual(128)
     expect(png.data[bg.y * 512 + bg.x]).toBeLessThanOrEqual(127)
-    const region = refinementRegion(request, 512, 512)
-    const outside = changes(png.data, 512).filter(
-      (p) => p.x < region.x0 || p.x >= region.x1 || p.y < region.y0 || p.y >= region.y1,
+    expect(answer.done?.timings).toMatchObject({ segment: 0 })
+  })
+
+  it('a click changes the part of the photo it lands on and leaves far parts alone', async () => {
+    const flag = { x: 0.06, y: 0.2, label: 'foreground' } as const
+    const { png } = await refinedMask(
+      await postJob(target, KEY, REFINE, refineParts({ points: [flag] }, photo, base)),
+      CLICK_STAGES,
     )
-    expect(outside).toEqual([])
+    const raised = changes(png.data, 512).filter((p) => png.data[p.y * 512 + p.x] >= 128)
+    // More than the click’s own pixels (the part of the flag it is joined to by colour; the drawn
+    // scenes of click-refinement.test.ts show a whole part filled)…
+    expect(raised.length).toBeGreaterThan(100)
+    // …and nothing in the photo's right half, which the click is not joined to.
+    expect(raised.filter((p) => p.x >= 256)).toEqual([])
   })
 
   it('answers the same bytes for the same request', async () => {

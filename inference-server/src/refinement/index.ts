@@ -10,6 +10,11 @@
  *    points, taken where a point vouches for it (grabcut.ts); each point's pixel ends on its side.
  * Only pixels inside the region change. bench/refinement.ts measures the steps against known alpha
  * (docs/quality.md "Refinements").
+ *
+ * Points without a box are clicks (clicks.ts): with the project's earlier points they decide the
+ * whole subject at once, geodesically, at a working size; bench/clicks.ts measures them by the
+ * interactive-segmentation protocol. A box keeps the zoomed look above, and the earlier points'
+ * own pixels stay on their sides.
  */
 import type { RefineRequest } from '../../../src/contract/editing.js'
 import { InferenceError, toInferenceError } from '../errors.js'
@@ -18,6 +23,7 @@ import { encodeMaskPng } from '../imaging/encode.js'
 import type { Mask, RgbImage } from '../imaging/types.js'
 import type { OnStage } from '../remove.js'
 import type { Segmenter } from '../segmentation/index.js'
+import { refineByClicks } from './clicks.js'
 import { colourCut } from './grabcut.js'
 import { decodeMaskPng } from './mask.js'
 import { applyIslands, honourPoints, type InnerSides, type PlanePoint, settleDisagreements } from './points.js'
@@ -126,6 +132,13 @@ export async function refineMask(
   { method = DEFAULT_METHOD, onStage = () => {} }: { method?: RefineMethod; onStage?: OnStage } = {},
 ): Promise<{ mask: Mask; region: Rect; segmentMs: number }> {
   const { width, height } = image
+  const earlier = (request.earlierPoints ?? []).map((p) => toPixel(p, width, height))
+  if (request.points && !request.box) {
+    onStage('refining')
+    const clicks = [...earlier, ...request.points.map((p) => toPixel(p, width, height))]
+    const mask = await refineByClicks(image, base, clicks)
+    return { mask, region: { x0: 0, y0: 0, x1: width, y1: height }, segmentMs: 0 }
+  }
   const region = refinementRegion(request, width, height)
   onStage('segmenting')
   const started = performance.now()
@@ -139,6 +152,7 @@ export async function refineMask(
     return { x: q.x - region.x0, y: q.y - region.y0, foreground: q.foreground }
   })
   if (points.length) await applyPoints(image, base, looked, region, points, method)
+  honourPoints(looked.data, width, height, earlier, 1)
   return { mask: looked, region, segmentMs }
 }
 
