@@ -19,7 +19,7 @@ export interface GeodesicField {
 }
 
 export interface GeodesicWeights {
-  /** What a pixel of walk over an unchanging surface costs. */
+  /** What a pixel of walk over an unchanging surface costs (clicks.ts gives it per pixel of its working size). */
   spatial: number
   /** What a full colour change (black to white) costs. */
   colour: number
