@@ -42,6 +42,10 @@ describe('mask confidence', () => {
     expect(confidenceWarnings(LOW_CONFIDENCE - 0.01)).toEqual([
       { code: LOW_CONFIDENCE_CODE, message: expect.stringContaining('check the result') },
     ])
+    // It says how to fix it (issue 44 item 5): clicks as refinements of a project from the job, or the editor.
+    expect(confidenceWarnings(0.5)[0].message).toMatch(
+      /^The mask is uncertain \(confidence 0\.50\): check the result, and fix it with a few clicks: .*POST \/v1\/projects with \{"jobId"\}.*`points`.*\/editor\?job=/,
+    )
     expect(confidenceWarnings(0.14, 0.15)).toHaveLength(1)
     expect(confidenceWarnings(0.15, 0.15)).toEqual([])
   })

@@ -6,6 +6,7 @@
  * as an MCP tool error (`isError`) whose text and `structuredContent` carry its `code` and `detail`.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { LOW_CONFIDENCE_CODE } from '../contract/frames'
 import type { Env } from '../env'
 import type { Problem } from '../errors'
 import type { Job } from '../schemas/job'
@@ -60,7 +61,10 @@ export async function jobResult(env: Env, workspaceId: string, job: Job, origin:
 
 function summaryOf(job: Job): string {
   if (job.status === 'succeeded' && job.result) {
-    return `Job ${job.id} succeeded. Result (signed URL, valid until ${job.result.expiresAt}): ${job.result.url}`
+    const done = `Job ${job.id} succeeded. Result (signed URL, valid until ${job.result.expiresAt}): ${job.result.url}`
+    // An unsure mask says so first-hand, with how to fix it by clicks (the warning's own message).
+    const unsure = job.warnings.find((w) => w.code === LOW_CONFIDENCE_CODE)
+    return unsure ? `${done}\nWarning ${unsure.code}: ${unsure.message}` : done
   }
   if (job.status === 'queued' || job.status === 'processing') {
     return `Job ${job.id} is ${job.status} (stage ${job.stage}); call get_job with id ${job.id} to follow it.`

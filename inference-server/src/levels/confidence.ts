@@ -91,13 +91,24 @@ export function levelConfidence(mask: Uint8Array, doubts: Doubts, measure: Doubt
   return maskConfidence(mask, doubts[key] ?? 0, 2 * SCALE)
 }
 
+/**
+ * What the `low_confidence` warning tells the user to do (issue 44 item 5), the one wording of it:
+ * the API, MCP's removal result and the page all show the warning's message. The clicks are
+ * refinements of a project made from the job (src/routes/projects.ts, project-edits.ts), each
+ * click one refinement whose earlier clicks hold; the page's editor does the same (web/src/editor).
+ */
+export const LOW_CONFIDENCE_FIX =
+  'check the result, and fix it with a few clicks: make a project from this job (POST /v1/projects with {"jobId"}), ' +
+  'then send each click as a refinement with `points` (POST /v1/projects/{id}/refinements: every earlier click holds), ' +
+  'or click on it in the editor (/editor?job=<job id>)'
+
 /** The warning for a confidence below `threshold` (the level's), or none. */
 export function confidenceWarnings(confidence: number, threshold = LOW_CONFIDENCE): Notice[] {
   if (confidence >= threshold) return []
   return [
     {
       code: LOW_CONFIDENCE_CODE,
-      message: `The mask is uncertain (confidence ${confidence.toFixed(2)}): check the result and correct it in the editor if needed`,
+      message: `The mask is uncertain (confidence ${confidence.toFixed(2)}): ${LOW_CONFIDENCE_FIX}`,
     },
   ]
 }
