@@ -39,7 +39,8 @@ export interface ConfidenceRule {
 
 /**
  * Per level, the in-sample choice of bench/quality-gt.ts (docs/quality.md "Confidence", with the
- * cross-validated precision and recall).
+ * cross-validated precision and recall). `fast`'s was re-checked in session 20 (issue 44,
+ * bench/confidence-gt.ts, highest recall at precision ≥ 0.5): the same choice, kept.
  */
 export const CONFIDENCE_RULES: Record<Quality, ConfidenceRule> = {
   fast: { measure: 'unsure+finished', threshold: 0.8 },
