@@ -20,6 +20,7 @@ import { TERMINAL_STATUSES } from '../../src/contract/stages'
 import { E2E_STACK_ENV, e2eStack } from '../helpers/e2e-stack'
 import { processesUsing } from '../helpers/local-stack'
 import type { SharedStack } from '../helpers/shared-stack'
+import { reachedStage } from '../helpers/job-stage'
 
 const PNG = readFileSync(new URL('../fixtures/astronaut.png', import.meta.url))
 const OPTIONS = { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' } as const
@@ -66,19 +67,6 @@ function submit(): Promise<Response> {
   return api('/v1/removals', { method: 'POST', headers: { 'Idempotency-Key': randomUUID() }, body: form })
 }
 
-/** Resolves once the job's event stream reports `stage`: the model is then running on the server. */
-async function reachedStage(jobId: string, stage: string): Promise<void> {
-  const res = await api(`/v1/jobs/${jobId}/events`)
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
-  let text = ''
-  while (!text.includes(`"stage":"${stage}"`)) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error(`the job ended without reaching ${stage}:\n${text}`)
-    text += value
-  }
-  await reader.cancel()
-}
-
 async function finalJob(jobId: string) {
   const deadline = Date.now() + JOB_TIMEOUT_MS
   for (;;) {
@@ -117,7 +105,7 @@ describe('npm start supervises the inference server', () => {
     const res = await submit()
     expect(res.status).toBe(202)
     const job = (await res.json()) as { id: string }
-    await reachedStage(job.id, 'segmenting')
+    await reachedStage(api, job.id, 'segmenting')
     const killed = inferencePid()
     process.kill(killed, 'SIGKILL')
 
@@ -137,7 +125,7 @@ describe('a frozen inference server (SIGSTOP)', () => {
     const res = await submit()
     expect(res.status).toBe(202)
     const job = (await res.json()) as { id: string }
-    await reachedStage(job.id, 'segmenting')
+    await reachedStage(api, job.id, 'segmenting')
     const frozen = inferencePid()
     process.kill(frozen, 'SIGSTOP')
     const frozenAt = Date.now()

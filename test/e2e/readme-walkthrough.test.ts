@@ -24,6 +24,7 @@ import { beforeAll, expect, it } from 'vitest'
 import { TERMINAL_STATUSES } from '../../src/contract/stages'
 import { e2eStack } from '../helpers/e2e-stack'
 import type { SharedStack } from '../helpers/shared-stack'
+import { reachedStage } from '../helpers/job-stage'
 
 const sharp = createRequire(new URL('../../inference-server/package.json', import.meta.url))(
   'sharp',
@@ -108,19 +109,6 @@ async function nextJob(before: string[]): Promise<string> {
   }
 }
 
-/** Resolves once the job's event stream reports `stage`: the model is then running on the server. */
-async function reachedStage(jobId: string, stage: string): Promise<void> {
-  const res = await api(`/v1/jobs/${jobId}/events`)
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
-  let text = ''
-  while (!text.includes(`"stage":"${stage}"`)) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error(`the job ended without reaching ${stage}:\n${text}`)
-    text += value
-  }
-  await reader.cancel()
-}
-
 async function finalJob(jobId: string): Promise<Job> {
   const deadline = Date.now() + RUN_TIMEOUT_MS
   for (;;) {
@@ -159,7 +147,7 @@ async function runStalled(thaw: (jobId: string) => Promise<unknown>) {
   let frozen: number | undefined
   try {
     const jobId = await nextJob(before)
-    await reachedStage(jobId, 'segmenting')
+    await reachedStage(api, jobId, 'segmenting')
     frozen = inferencePid()
     process.kill(frozen, 'SIGSTOP')
     await thaw(jobId)
