@@ -6,7 +6,7 @@
  * score many candidate rules and parameters without running the model again (issue 31).
  */
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { Mask, RgbImage } from '../../inference-server/src/imaging/types.js'
 import type { InputSize, Segmenter } from '../../inference-server/src/segmentation/index.js'
@@ -49,7 +49,10 @@ export function cachedSegmenter(segmenter: Segmenter, { offline = false } = {}):
       const mask = await segmenter.segment(image, size)
       stats.modelMs += performance.now() - start
       stats.misses++
-      writeFileSync(file, mask.data)
+      // Written aside and renamed: two runs sharing the cache never read a half-written mask.
+      const partial = `${file}.${process.pid}.partial`
+      writeFileSync(partial, mask.data)
+      renameSync(partial, file)
       return mask
     },
     close: () => segmenter.close(),

@@ -1837,7 +1837,7 @@ export interface components {
          */
         Result: {
             /**
-             * @description A background removal's: how sure its mask is, 0 (unsure) to 1 (sure): one minus the share of the subject's area that is neither clearly in nor clearly out, plus on `fast` the share its finish changed and on `high` the share where its extra view departs from `balanced`'s mask. Compare it within one quality level: each level has its own threshold, below which the job also carries the warning `low_confidence`: look at the result, and correct it in the editor if needed. Absent on other jobs.
+             * @description A background removal's: how sure its mask is, 0 (unsure) to 1 (sure): one minus the share of the subject's area that is neither clearly in nor clearly out, plus on `fast` the share its finish changed and on `high` the share where its extra view departs from `balanced`'s mask. Compare it within one quality level: each level has its own threshold, below which the job also carries the warning `low_confidence`: look at the result, and fix it with a few clicks if needed (the warning says how: a project from the job, then point refinements, or clicks in the editor). Absent on other jobs.
              * @example 0.93
              */
             confidence?: number;
