@@ -6,8 +6,10 @@
  * - mask IoU (α ≥ 0.5) against `balanced` (1024²) on the fixture photos and the quality benchmark's
  *   4 MP and 12 MP composites.
  * The pick: the fastest candidate with IoU ≥ 0.95 on every image and ≥ 2× faster than 1024².
- * Writes bench/results/levels-<name>.json. With `--whole`, instead: `fast` against `balanced` for a
- * whole removal at ~0.5 MP and 12 MP (bench/lib/whole-removal.ts) → bench/results/levels-whole-<name>.json.
+ * Writes bench/results/levels-<name>.json. With `--whole`, instead: `fast` against `balanced` end to
+ * end, a removal's job time through the public API at 1 MP (`--reps` rounds, default 5) and 12 MP
+ * (`--big-reps`, default 3), interleaved (bench/lib/whole-removal.ts) → bench/results/levels-whole-<name>.json
+ * (`NODE_OPTIONS=--experimental-websocket` on Node 20: the API stack needs it, as `npm run bench`).
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
@@ -234,14 +236,15 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({
     options: {
       name: { type: 'string', default: 'latest' },
-      reps: { type: 'string', default: '3' },
+      reps: { type: 'string' },
+      'big-reps': { type: 'string', default: '3' },
       full: { type: 'boolean', default: false },
       'no-web': { type: 'boolean', default: false },
       whole: { type: 'boolean', default: false },
     },
   })
   if (values.whole) {
-    const whole = await timeWholeRemovals({ reps: Number(values.reps) })
+    const whole = await timeWholeRemovals({ reps: Number(values.reps ?? 5), bigReps: Number(values['big-reps']) })
     const report = { name: values.name, date: new Date().toISOString(), machine: machineInfo(), ...whole }
     mkdirSync(RESULTS_DIR, { recursive: true })
     const file = `${RESULTS_DIR}levels-whole-${values.name}.json`
@@ -250,7 +253,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.exit(0)
   }
   const result = await runLevelsBench({
-    reps: Number(values.reps),
+    reps: Number(values.reps ?? 3),
     web: !values['no-web'],
     candidates: values.full ? FULL_SWEEP : CANDIDATES,
   })
