@@ -10,6 +10,9 @@
  * end, a removal's job time through the public API at 1 MP (`--reps` rounds, default 5) and 12 MP
  * (`--big-reps`, default 3), interleaved (bench/lib/whole-removal.ts) → bench/results/levels-whole-<name>.json
  * (`NODE_OPTIONS=--experimental-websocket` on Node 20: the API stack needs it, as `npm run bench`).
+ * With `--fast-colours`: `fast`'s cutout edge colours estimated at its input's pixels (as shipped
+ * since issue 44) against the 4 MP working size it had before, on the synthetic composites whose
+ * true foreground is known (quality-synthetic.ts) → bench/results/levels-fast-colours-<name>.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
@@ -21,8 +24,11 @@ import { type ApiCall, callApi, callServer, type ServerCall } from './lib/client
 import { type BenchImage, FIXTURE_PHOTOS, fixturePhoto, syntheticJpeg } from './lib/images.js'
 import type { ApiStack, InferenceServer } from './lib/stack.js'
 import { machineInfo, median, RESULTS_DIR, round } from './lib/util.js'
-import { fixtureMasks, makeComposites } from './quality-synthetic.js'
+import { edgeColourError, fixtureMasks, makeComposites } from './quality-synthetic.js'
 import { timeWholeRemovals } from './lib/whole-removal.js'
+import { composeCutout } from '../inference-server/src/imaging/compose.js'
+import { decontaminate } from '../inference-server/src/imaging/refine.js'
+import { levelAlpha } from '../inference-server/src/remove.js'
 
 type Candidate = { side: number; shape: FastShape }
 
@@ -232,6 +238,47 @@ export async function runLevelsBench({
   }
 }
 
+/**
+ * `fast`'s edge colour error (quality-synthetic.ts edgeColourError, 8-bit units, lower is better)
+ * on the 4 MP and 12 MP composites: no decontamination, decontaminated at the 4 MP default working
+ * size (before issue 44), and at fast's input's pixels (shipped); `fast`'s own mask each time.
+ */
+export async function fastEdgeColours(log = (m: string) => process.stderr.write(`${m}\n`)) {
+  const segmenter = await createSegmenter()
+  try {
+    type Row = Record<'none' | 'workingSize4mp' | 'workingSizeInput' | 'ms4mp' | 'msInput', number>
+    const rows: (Row & { composite: string })[] = []
+    for (const c of await makeComposites(await fixtureMasks(segmenter))) {
+      const { image } = await decodeImage(c.bytes)
+      const { mask, working } = await levelAlpha(segmenter, image, 'fast')
+      const error = async (colour: RgbImage) => edgeColourError(c, composeCutout(colour, mask).data)
+      const t0 = performance.now()
+      const before = await decontaminate(image, mask)
+      const t1 = performance.now()
+      const shipped = await decontaminate(image, mask, { maxWorkPixels: working?.pixels, workPhoto: working?.photo })
+      const t2 = performance.now()
+      const row = {
+        composite: c.name,
+        none: await error(image),
+        workingSize4mp: await error(before),
+        workingSizeInput: await error(shipped),
+        ms4mp: round(t1 - t0, 0),
+        msInput: round(t2 - t1, 0),
+      }
+      log(`fast colours: ${JSON.stringify(row)}`)
+      rows.push(row)
+    }
+    const mean = (k: keyof Row) => round(rows.reduce((s, r) => s + r[k], 0) / rows.length, 2)
+    return {
+      metric: 'edge colour error: mean |F̂ − F| over the true edge band, α-weighted, 8-bit units (quality-synthetic.ts)',
+      rows,
+      mean: { none: mean('none'), workingSize4mp: mean('workingSize4mp'), workingSizeInput: mean('workingSizeInput') },
+    }
+  } finally {
+    await segmenter.close()
+  }
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({
     options: {
@@ -241,8 +288,17 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       full: { type: 'boolean', default: false },
       'no-web': { type: 'boolean', default: false },
       whole: { type: 'boolean', default: false },
+      'fast-colours': { type: 'boolean', default: false },
     },
   })
+  if (values['fast-colours']) {
+    const report = { name: values.name, date: new Date().toISOString(), ...(await fastEdgeColours()) }
+    mkdirSync(RESULTS_DIR, { recursive: true })
+    const file = `${RESULTS_DIR}levels-fast-colours-${values.name}.json`
+    writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`)
+    process.stderr.write(`${JSON.stringify(report.mean)}\nwrote ${file}\n`)
+    process.exit(0)
+  }
   if (values.whole) {
     const whole = await timeWholeRemovals({ reps: Number(values.reps ?? 5), bigReps: Number(values['big-reps']) })
     const report = { name: values.name, date: new Date().toISOString(), machine: machineInfo(), ...whole }

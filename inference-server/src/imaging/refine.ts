@@ -89,9 +89,13 @@ async function planes(
   // A 1-channel raw comes back as 3 channels unless told it is greyscale (STACK.md).
   if (channels === 1 || grey) pipeline = pipeline.toColourspace('b-w')
   const { data: out, info } = await pipeline.raw().toBuffer({ resolveWithObject: true })
-  const n = info.width * info.height
-  const result = Array.from({ length: info.channels }, () => new Float32Array(n))
-  for (let i = 0, k = 0; i < n; i++) for (let c = 0; c < info.channels; c++) result[c][i] = out[k++] / 255
+  return toPlanes(out, info.width * info.height, info.channels)
+}
+
+/** Interleaved 8-bit pixels (`n` of `channels`) → planar floats in 0..1. */
+function toPlanes(data: Uint8Array, n: number, channels: number): Float32Array[] {
+  const result = Array.from({ length: channels }, () => new Float32Array(n))
+  for (let i = 0, k = 0; i < n; i++) for (let c = 0; c < channels; c++) result[c][i] = data[k++] / 255
   return result
 }
 
@@ -248,14 +252,26 @@ export async function decontaminate(
     wideDivisor = 20,
     narrowDivisor = 300,
     rounds = 1,
-  }: { maxWorkPixels?: number; wideDivisor?: number; narrowDivisor?: number; rounds?: 1 | 2 } = {},
+    workPhoto,
+  }: {
+    maxWorkPixels?: number
+    wideDivisor?: number
+    narrowDivisor?: number
+    rounds?: 1 | 2
+    /**
+     * `image` already scaled to the working size as planes() scales it (libvips linear, `fit:
+     * fill`; `fast`'s finish has it): used instead of scaling again. Ignored at another size.
+     */
+    workPhoto?: RgbImage
+  } = {},
 ): Promise<RgbImage> {
   const { width, height } = image
   const work = workSize(width, height, maxWorkPixels)
   const { ww, wh } = work
   const n = ww * wh
   const [alpha] = await planes(mask.data, width, height, 1, work)
-  const I = await planes(image.data, width, height, 3, work)
+  const given = workPhoto && workPhoto.width === ww && workPhoto.height === wh ? workPhoto : undefined
+  const I = given ? toPlanes(given.data, n, 3) : await planes(image.data, width, height, 3, work)
   const tmp = new Float32Array(n)
   const blur = (src: Float32Array, r: number) => boxMean(src, ww, wh, r, new Float32Array(n), tmp)
 

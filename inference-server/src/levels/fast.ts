@@ -121,9 +121,13 @@ async function resizePhoto(image: RgbImage, to: { width: number; height: number 
 export async function finishBasis(image: RgbImage, mask: Mask, pixels = Number.POSITIVE_INFINITY) {
   const at = workingSize(image, pixels)
   const same = at.width === image.width && at.height === image.height
-  const small: Mask = same ? mask : { ...at, data: await resizePlane(mask, at) }
-  const photo = same ? image : await resizePhoto(image, at)
-  return { small, cut: await colourCut(image, [mask.data], {}, at), photo } satisfies FinishBasis
+  // Three independent reads of the photo-sized planes (libvips, off the event loop): at once.
+  const [data, photo, cut] = await Promise.all([
+    same ? mask.data : resizePlane(mask, at),
+    same ? image : resizePhoto(image, at),
+    colourCut(image, [mask.data], {}, at),
+  ])
+  return { small: { ...at, data }, cut, photo } satisfies FinishBasis
 }
 
 /**
@@ -186,21 +190,32 @@ export function finishMoved(model: Uint8Array, finished: Uint8Array): number {
   return n
 }
 
+/** Where `fast`'s mask was decided (fastLevel): what later steps of its cutout need no finer than. */
+export interface FastWorking {
+  /** The model input's pixels: the finish's working size is the photo scaled to at most these. */
+  pixels: number
+  /** The photo at that working size (finishBasis's), when the finish ran. */
+  photo?: RgbImage
+}
+
 /**
  * `fast`'s mask: one model run at its input, then the finish (only when that input is smaller than
- * the native one: a fixed-size model's `fast` is its `balanced`), and the pixels the finish moved.
+ * the native one: a fixed-size model's `fast` is its `balanced`), the pixels the finish moved, and
+ * where the mask was decided (remove.ts estimates the cutout's edge colours there).
  */
 export async function fastLevel(
   model: Segmenter,
   image: RgbImage,
   o: FastOptions = FAST_DEFAULTS,
-): Promise<{ mask: Mask; finished: number }> {
+): Promise<{ mask: Mask; finished: number; working: FastWorking }> {
   const input = fastInputFor(image, model.input, o)
   const mask = await model.segment(image, input)
   const native = model.input.native
-  if (input.width === native.width && input.height === native.height) return { mask, finished: 0 }
-  const out = await finishFast(image, mask, o, input.width * input.height)
-  return { mask: out, finished: finishMoved(mask.data, out.data) }
+  const pixels = input.width * input.height
+  if (input.width === native.width && input.height === native.height) return { mask, finished: 0, working: { pixels } }
+  const basis = o.faint ? await finishBasis(image, mask, pixels) : undefined
+  const out = await finishFast(image, mask, o, pixels, basis)
+  return { mask: out, finished: finishMoved(mask.data, out.data), working: { pixels, photo: basis?.photo } }
 }
 
 /** `fast`'s mask alone (fastLevel). */

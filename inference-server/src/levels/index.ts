@@ -18,7 +18,15 @@ import type { Segmenter } from '../segmentation/index.js'
 import { ARBITRATION_DEFAULTS, type ArbitrationOptions, type ArbitrationReport, arbitrate } from './arbitrate.js'
 import { COLOUR_CUT_DEFAULTS, type ColourCutOptions, colourCut } from './colour-cut.js'
 import { type EdgeTileOptions, zoomEdges } from './edge-tiles.js'
-import { FAST_DEFAULTS, type FastOptions, type FinishBasis, fastLevel, finishBasis, finishFast } from './fast.js'
+import {
+  FAST_DEFAULTS,
+  type FastOptions,
+  type FastWorking,
+  type FinishBasis,
+  fastLevel,
+  finishBasis,
+  finishFast,
+} from './fast.js'
 import type { Doubts } from './confidence.js'
 import { smallViewInput } from './sizes.js'
 import { type HighView, otherViews } from './views.js'
@@ -62,6 +70,12 @@ export interface LevelMask {
   arbitration?: ArbitrationReport
   /** What the level's own steps doubted, for the confidence (confidence.ts). */
   doubts: Doubts
+  /**
+   * `fast`'s: where its mask was decided, the model input's pixels (and the photo at the finish's
+   * working size). The cutout's edge colours are estimated at no more (remove.ts): the mask holds
+   * nothing finer, and that step's cost then does not grow with the photo.
+   */
+  working?: FastWorking
 }
 
 /**
@@ -79,8 +93,8 @@ export async function levelMask(
   // The level's own model when levels run different ones (SEGMENTATION_MODEL_<LEVEL>, issue 25).
   const model = segmenter.forLevel?.(quality) ?? segmenter
   if (quality === 'fast') {
-    const { mask, finished } = await fastLevel(model, image)
-    return { mask, modelRuns: 1, doubts: { finished } }
+    const { mask, finished, working } = await fastLevel(model, image)
+    return { mask, modelRuns: 1, doubts: { finished }, working }
   }
   const base = await model.segment(image, model.input.native)
   if (quality === 'balanced') return { mask: base, modelRuns: 1, doubts: {} }
