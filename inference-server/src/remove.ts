@@ -8,7 +8,7 @@ import { composeCutout } from './imaging/compose.js'
 import { decodeImage, type ImageInfo } from './imaging/decode.js'
 import { encodeCutoutPng, encodeMaskPng } from './imaging/encode.js'
 import { mattingSolve } from './imaging/matting.js'
-import { decontaminate, refineMask } from './imaging/refine.js'
+import { decontaminateEdges, refineMask } from './imaging/refine.js'
 import { CONFIDENCE_RULES, confidenceWarnings, levelConfidence } from './levels/confidence.js'
 import { HIGH_DEFAULTS, type HighOptions, type LevelMask, levelMask } from './levels/index.js'
 import type { Notice } from '../../src/contract/frames.js'
@@ -110,16 +110,16 @@ export async function removeBackground(
     // edge pixel holds, whatever threshold or feather the output alpha then gets; its window
     // statistics at no more than the pixels the level's mask was decided at (`fast`: its input's,
     // from the photo its finish already scaled there).
-    const colour =
+    const edges =
       options.output === 'mask'
-        ? image
+        ? undefined
         : await timed(timings, 'decontaminate', () =>
-            decontaminate(image, raw, working ? { maxWorkPixels: working.pixels, workPhoto: working.photo } : {}),
+            decontaminateEdges(image, raw, working ? { maxWorkPixels: working.pixels, workPhoto: working.photo } : {}),
           )
     // `encode` covers compose and the PNG.
     const png = await timed(timings, 'encode', async () => {
       if (options.output === 'mask') return encodeMaskPng(mask, profile)
-      return encodeCutoutPng(composeCutout(colour, mask), profile)
+      return encodeCutoutPng(composeCutout(image, mask, edges), profile)
     })
     // Of the level's own mask, before the alpha option (a threshold would hide the unsure band).
     const rule = CONFIDENCE_RULES[options.quality]

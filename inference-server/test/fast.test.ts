@@ -49,6 +49,12 @@ describe('the contrast stretch', () => {
     expect([...stretchAlpha(Uint8Array.of(0, 64, 191, 255), 0, 255)]).toEqual([0, 64, 191, 255])
   })
 
+  it('writes where it is told, the input itself too (the finish stretches its own copy in place)', () => {
+    const alpha = Uint8Array.of(0, 32, 80, 128, 200)
+    expect(stretchAlpha(alpha, 32, 128, alpha)).toBe(alpha)
+    expect([...alpha]).toEqual([0, 0, 128, 255, 255])
+  })
+
   it('refuses levels that do not rise', () => {
     expect(() => stretchAlpha(Uint8Array.of(1), 128, 128)).toThrow(RangeError)
   })

@@ -1,6 +1,7 @@
 /**
  * The cutout: the source RGB with the mask as its alpha channel, as raw RGBA.
  */
+import type { EdgeColours } from './refine.js'
 import type { Mask, RgbImage } from './types.js'
 
 export interface RgbaImage {
@@ -17,12 +18,13 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
  * Interleaves RGB and alpha, not premultiplied (what PNG stores). Under fully transparent pixels
  * (alpha 0) the colour is written as 0: invisible in any compositing, and the PNG encoder then
  * sees long runs of zeros instead of the background's texture, which halves encode time and size
- * on a typical photo (bench/results). Pixels with any opacity keep their source colour (or the
- * decontaminated colour, for `high`).
+ * on a typical photo (bench/results). Pixels with any opacity keep their source colour, or the
+ * decontaminated colour `edges` gives them (imaging/refine.ts decontaminateEdges: the edge pixels
+ * alone, so no 36 MB copy of a 12 MP photo is made for them).
  * One pass with 32-bit stores rather than sharp's joinChannel: that silently yields 3 channels
  * after removeAlpha() (STACK.md), and it cannot zero the colour.
  */
-export function composeCutout(image: RgbImage, mask: Mask): RgbaImage {
+export function composeCutout(image: RgbImage, mask: Mask, edges?: EdgeColours): RgbaImage {
   const { width, height } = image
   if (mask.width !== width || mask.height !== height) {
     throw new Error(`mask ${mask.width}×${mask.height} does not match image ${width}×${height}`)
@@ -46,6 +48,17 @@ export function composeCutout(image: RgbImage, mask: Mask): RgbaImage {
       out[j + 1] = src[i + 1]
       out[j + 2] = src[i + 2]
       out[j + 3] = a
+    }
+  }
+  if (edges) {
+    // The decontaminated edge colours over the photo's (where the output alpha is not 0).
+    const { index, rgb } = edges
+    for (let e = 0; e < index.length; e++) {
+      const j = index[e] * 4
+      if (alpha[index[e]] === 0) continue
+      out[j] = rgb[e * 3]
+      out[j + 1] = rgb[e * 3 + 1]
+      out[j + 2] = rgb[e * 3 + 2]
     }
   }
   return { data: out, width, height, channels: 4 }

@@ -238,7 +238,7 @@ export async function refineMask(
  * Foreground colour for the edge pixels of a cutout (0 < alpha < 255) by blur fusion: local
  * foreground and background colours are alpha-weighted window means, and each edge pixel's colour
  * is corrected by what its alpha says the background contributed. Pixels with alpha 0 or 255 keep
- * their colour. Returns a new image.
+ * their colour. Returns a new image (decontaminateEdges: the edge pixels' colours alone).
  * One narrow round (window long side / 300 working pixels) by default: Forte & Pitié's wide first
  * round (long side / 20) drags far-away foreground colours into the edge and measured worse with
  * the real model's masks (bench/quality-synthetic.ts; docs/quality.md); `rounds: 2` keeps it available.
@@ -247,24 +247,52 @@ export async function refineMask(
 export async function decontaminate(
   image: RgbImage,
   mask: Mask,
+  options: DecontaminateOptions = {},
+): Promise<RgbImage> {
+  const { index, rgb } = await decontaminateEdges(image, mask, options)
+  const out = new Uint8Array(image.data)
+  for (let e = 0; e < index.length; e++) {
+    const i = index[e] * 3
+    out[i] = rgb[e * 3]
+    out[i + 1] = rgb[e * 3 + 1]
+    out[i + 2] = rgb[e * 3 + 2]
+  }
+  return { data: out, width: image.width, height: image.height, channels: 3 }
+}
+
+export interface DecontaminateOptions {
+  maxWorkPixels?: number
+  wideDivisor?: number
+  narrowDivisor?: number
+  rounds?: 1 | 2
+  /**
+   * `image` already scaled to the working size as planes() scales it (libvips linear, `fit:
+   * fill`; `fast`'s finish has it): used instead of scaling again. Ignored at another size.
+   */
+  workPhoto?: RgbImage
+}
+
+/** A cutout's edge pixels (0 < alpha < 255, ascending indices) and their new RGB, 3 bytes each. */
+export interface EdgeColours {
+  index: Int32Array
+  rgb: Uint8Array
+}
+
+/**
+ * decontaminate's colours of the edge pixels alone, without a copy of the whole photo (at 12 MP
+ * that copy is 36 MB of fresh pages): composeCutout lays them over the photo.
+ */
+export async function decontaminateEdges(
+  image: RgbImage,
+  mask: Mask,
   {
     maxWorkPixels = REFINE_DEFAULTS.maxWorkPixels,
     wideDivisor = 20,
     narrowDivisor = 300,
     rounds = 1,
     workPhoto,
-  }: {
-    maxWorkPixels?: number
-    wideDivisor?: number
-    narrowDivisor?: number
-    rounds?: 1 | 2
-    /**
-     * `image` already scaled to the working size as planes() scales it (libvips linear, `fit:
-     * fill`; `fast`'s finish has it): used instead of scaling again. Ignored at another size.
-     */
-    workPhoto?: RgbImage
-  } = {},
-): Promise<RgbImage> {
+  }: DecontaminateOptions = {},
+): Promise<EdgeColours> {
   const { width, height } = image
   const work = workSize(width, height, maxWorkPixels)
   const { ww, wh } = work
@@ -323,20 +351,25 @@ export async function decontaminate(
   const sampler = new Sampler(width, height, ww, wh)
   const src = image.data
   const a8 = mask.data
-  const out = new Uint8Array(src)
-  for (let y = 0; y < height; y++) {
+  let count = 0
+  for (let i = 0; i < a8.length; i++) if (a8[i] !== 0 && a8[i] !== 255) count++
+  const index = new Int32Array(count)
+  const rgb = new Uint8Array(count * 3)
+  for (let y = 0, e = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const i = y * width + x
       const m = a8[i]
       if (m === 0 || m === 255) continue
       const a = m / 255
+      index[e] = i
       for (let c = 0; c < 3; c++) {
         const f = sampler.at(second.F[c], x, y)
         const b = sampler.at(second.B[c], x, y)
         const v = f + a * (src[i * 3 + c] / 255 - a * f - (1 - a) * b)
-        out[i * 3 + c] = Math.round(Math.min(1, Math.max(0, v)) * 255)
+        rgb[e * 3 + c] = Math.round(Math.min(1, Math.max(0, v)) * 255)
       }
+      e++
     }
   }
-  return { data: out, width, height, channels: 3 }
+  return { index, rgb }
 }
