@@ -65,6 +65,21 @@ describe('refinement by clicks', () => {
     expect(share(inside(out, core(SUBJECT)), (v) => v >= 128)).toBeGreaterThan(0.99)
   })
 
+  it('a click on a thin strip the model missed moves that edge, without flooding the like-coloured background behind it', async () => {
+    // The background right of the subject is nearly its colour (a brown bear on a dark curtain):
+    // only the model's edge tells them apart, and the model missed the subject's last 8 pixels.
+    const curtain = { x0: 240, y0: 0, x1: W, y1: H }
+    const photo = scene([
+      { ...curtain, rgb: [180, 40, 36] },
+      { ...SUBJECT, rgb: RED },
+    ])
+    const base = mask([{ x0: 40, y0: 40, x1: 232, y1: 200 }])
+    const out = await refineByClicks(photo, base, [{ x: 236, y: 120, foreground: true }])
+    // The strip near the click is filled; the curtain a strip's width and more away is not taken.
+    expect(share(inside(out, { x0: 233, y0: 100, x1: 238, y1: 140 }), (v) => v >= 128)).toBeGreaterThan(0.9)
+    expect(share(inside(out, { x0: 264, y0: 0, x1: W, y1: H }), (v) => v < 128)).toBeGreaterThan(0.99)
+  })
+
   it('every click holds: an earlier click’s pixel keeps its side when a later click pulls the other way nearby', async () => {
     const photo = scene([{ ...SUBJECT, rgb: RED }])
     const base = mask([SUBJECT])
