@@ -51,9 +51,18 @@ async function serverSteps(server: InferenceServer, before: string | undefined):
 }
 
 async function oneJob(api: ApiStack, server: InferenceServer, image: BenchImage, quality: Level): Promise<Job> {
-  const before = removeJobLines(server).at(-1)?.time as string | undefined
-  const call = await callApi(api, image, { ...OPTIONS, quality })
-  return { ...call, server: await serverSteps(server, before) }
+  for (let attempt = 1; ; attempt++) {
+    const before = removeJobLines(server).at(-1)?.time as string | undefined
+    try {
+      const call = await callApi(api, image, { ...OPTIONS, quality })
+      return { ...call, server: await serverSteps(server, before) }
+    } catch (err) {
+      // `wrangler dev` reloads the Worker when a source file changes (others work in this tree):
+      // the request in flight fails once; the job is made again from the upload.
+      if (attempt >= 3) throw err
+      await sleep(5000)
+    }
+  }
 }
 
 /** Medians of one level's jobs. */
