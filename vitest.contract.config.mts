@@ -9,6 +9,8 @@ export default defineConfig({
       'test/deploy/**/*.test.ts',
       'test/local/**/*.test.ts',
       'test/helpers/**/*.test.ts',
+      // The generated client files and the document's retry rules (node types, so under test/clients).
+      'test/clients/generated.test.ts',
     ],
     environment: 'node',
     // One fork for the four files, not one each (~2.5 CPU-s of start-up and imports per file): they

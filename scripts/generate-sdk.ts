@@ -1,11 +1,12 @@
 /**
  * `npm run sdk:generate`: rewrites sdk/src/schema.ts from the app's /openapi.json,
- * sdk/src/contract.ts from src/contract and sdk/src/image-sniff.ts from src/lib/image-sniff.ts
+ * sdk/src/contract.ts from src/contract, sdk/src/operations.ts (every operation's retry rule) and sdk/src/image-sniff.ts from src/lib/image-sniff.ts
  * (see scripts/lib/sdk-schema.ts), and the Python client's generated types and operations
  * (scripts/lib/python-client.ts). Run it after changing a route, a schema, a contract value or
  * code the SDK copies; the SDK tests fail until then.
  */
 import { readFileSync, writeFileSync } from 'node:fs'
+import { OPERATIONS_PATH, operationRows, operationsModule } from './lib/operation-table'
 import { generatePython, PYTHON_OPERATIONS_PATH, PYTHON_SCHEMA_PATH } from './lib/python-client'
 import {
   CONTRACT_PATH,
@@ -34,6 +35,7 @@ function write(path: string, text: string) {
 
 write(SCHEMA_PATH, await generateSchema())
 write(CONTRACT_PATH, generateContract())
+write(OPERATIONS_PATH, operationsModule(await operationRows()))
 write(IMAGE_SNIFF_PATH, generateImageSniff())
 const python = await generatePython()
 write(PYTHON_SCHEMA_PATH, python.schema)

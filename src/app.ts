@@ -29,14 +29,15 @@ import { usage } from './routes/usage'
 import { webhooks } from './routes/webhooks'
 import { workspaces } from './routes/workspaces'
 import { noCredentials } from './schemas/common'
+import { withRetryRules } from './schemas/retry'
 import { TAGS } from './schemas/tags'
 
 export const API_VERSION = '2.0.0'
 const TITLE = 'Cutout image API'
 
 /**
- * The document describes itself (SPEC.md §1 lists it among the service documents). `doc31` serves
- * it but does not list it, so the route is registered by hand.
+ * The document describes itself (SPEC.md §1 lists it among the service documents). Its handler
+ * (below) is not an `openapi` route, so the route is registered by hand.
  */
 const getOpenApiDocument = createRoute({
   method: 'get',
@@ -101,19 +102,25 @@ export function createApp() {
     scheme: 'bearer',
     description: 'An API key (sk_live_…) or a session access token (a JWT from sign-in)',
   })
-  app.doc31('/openapi.json', (c) => ({
-    openapi: '3.1.0',
-    info: {
-      title: TITLE,
-      version: API_VERSION,
-      description: `Background removal and image editing. Errors are application/problem+json. A JSON request body is at most ${MAX_JSON_BODY_BYTES} bytes (1 MiB; larger is 413 request_too_large).`,
-      license: { name: 'AGPL-3.0-or-later', identifier: 'AGPL-3.0-or-later' },
-      // Whoever runs this deployment: its own origin, whose page and /docs say more.
-      contact: { name: TITLE, url: new URL(c.req.url).origin },
-    },
-    servers: [{ url: new URL(c.req.url).origin }],
-    tags: [...TAGS],
-  }))
+  // Served by hand rather than by `doc31`, so that every operation carries its retry rule
+  // (schemas/retry.ts); `doc31` would call the same generator.
+  app.get('/openapi.json', (c) => {
+    // Declared with the 3.0 object's types, which lack 3.1's `license.identifier`; the 3.1 generator keeps it.
+    const config = {
+      openapi: '3.1.0',
+      info: {
+        title: TITLE,
+        version: API_VERSION,
+        description: `Background removal and image editing. Errors are application/problem+json. A JSON request body is at most ${MAX_JSON_BODY_BYTES} bytes (1 MiB; larger is 413 request_too_large).`,
+        license: { name: 'AGPL-3.0-or-later', identifier: 'AGPL-3.0-or-later' },
+        // Whoever runs this deployment: its own origin, whose page and /docs say more.
+        contact: { name: TITLE, url: new URL(c.req.url).origin },
+      },
+      servers: [{ url: new URL(c.req.url).origin }],
+      tags: [...TAGS],
+    } as Parameters<typeof app.getOpenAPI31Document>[0]
+    return c.json(withRetryRules(app.getOpenAPI31Document(config)))
+  })
   // Last, once every route is registered: a known path with another method is 405, not 404.
   app.notFound(notFoundOrNotAllowed(allowedMethods(app.routes)))
   app.onError(onError)

@@ -9,6 +9,7 @@
 import { fileURLToPath } from 'node:url'
 import { TERMINAL_STATUSES } from '../../src/contract/stages'
 import { type JsonSchema, orderedSchemas, PythonTypes, refName } from './python-types'
+import { operationRows, pythonRetryRules } from './operation-table'
 import { fetchDocument } from './sdk-schema'
 
 export const PYTHON_SCHEMA_PATH = fileURLToPath(new URL('../../clients/python/cutout/_schema.py', import.meta.url))
@@ -89,6 +90,7 @@ export async function generatePython(): Promise<{ schema: string; operations: st
     '',
     '#: The statuses a job never leaves (src/contract): its event stream ends there.',
     `TERMINAL_STATUSES: frozenset[str] = frozenset({${TERMINAL_STATUSES.map((t) => `"${t}"`).join(', ')}})\n`,
+    `${pythonRetryRules(await operationRows(doc as unknown as Record<string, unknown>))}\n`,
     '#: Every component schema of the document, by name.',
     'SCHEMAS: dict[str, type] = {',
     ...Object.keys(doc.components.schemas)

@@ -8,7 +8,7 @@
 import createClient, { type Client } from 'openapi-fetch'
 import { Credentials, type SessionStore, type TokenPair } from './auth.js'
 import { CutoutProblem } from './problem.js'
-import { isIdempotent, type RetryOptions, withRetries } from './retry.js'
+import { isIdempotent, type RetryOptions, retryRuleFor, withRetries } from './retry.js'
 import type { components, paths } from './schema.js'
 import { sniffImageType, toBlob, type ImageInput } from './image.js'
 import { waitForJob, type WaitOptions } from './wait.js'
@@ -34,26 +34,6 @@ export interface CutoutOptions {
   /** A fetch to use instead of the global one (tests, proxies). */
   fetch?: (request: Request) => Promise<Response>
 }
-
-/**
- * Creation POSTs that the API makes idempotent with `Idempotency-Key` (SPEC.md §4; optional for
- * catalog images, projects and their edits, and webhooks, which then replay instead of creating
- * twice), so a 5xx or a network error is retried. Not `/v1/api-keys`: a replay of a key's creation
- * answers without its secret (stored only as a hash), so a retried creation could only hand back a
- * key nobody can use; it is sent once, like any plain POST.
- */
-const IDEMPOTENT_CREATES = [
-  /^\/v1\/(?:removals|batches|virtual-try-ons|catalog-images|projects|webhooks)$/,
-  /^\/v1\/projects\/[^/]+\/(?:revisions|refinements|exports)$/,
-]
-const isIdempotentCreate = (path: string) => IDEMPOTENT_CREATES.some((pattern) => pattern.test(path))
-/**
- * POSTs that are safe to repeat by their nature, with no key: completing an upload answers a ready
- * one as it is (SPEC.md: pending → ready once), so a 503 while the bytes are checked (the inference
- * service busy, with `Retry-After`) or a lost connection is retried like a GET.
- */
-const IDEMPOTENT_ACTIONS = [/^\/v1\/uploads\/[^/]+\/complete$/]
-const isIdempotentAction = (path: string) => IDEMPOTENT_ACTIONS.some((pattern) => pattern.test(path))
 
 type UploadType = NonNullable<components['schemas']['UploadRequest']['contentType']>
 /**
@@ -123,14 +103,13 @@ export class Cutout {
    * only reads, or carries its own key in its arguments), so a lost connection or a 5xx is retried.
    */
   async send(request: Request, options: { retry?: boolean; idempotent?: boolean } = {}): Promise<Response> {
-    const path = new URL(request.url).pathname
-    if (request.method === 'POST' && isIdempotentCreate(path) && !request.headers.has('idempotency-key')) {
+    const rule = retryRuleFor(request.method, new URL(request.url).pathname)
+    if (rule === 'idempotency-key' && !request.headers.has('idempotency-key')) {
       request.headers.set('idempotency-key', crypto.randomUUID())
     }
     const attempt = (req: Request) => this.#authorized(req)
     if (this.#retry === false || options.retry === false) return attempt(request)
-    const idempotent =
-      options.idempotent || isIdempotent(request) || (request.method === 'POST' && isIdempotentAction(path))
+    const idempotent = options.idempotent || isIdempotent(request) || rule === 'safe'
     return withRetries(request, attempt, this.#retry, idempotent)
   }
 

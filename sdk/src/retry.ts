@@ -8,6 +8,7 @@
  * go back to the caller, as a `CutoutProblem` carrying `retryAfter`. Without `Retry-After` the wait
  * is exponential backoff with full jitter, so many clients do not retry in step.
  */
+import { OPERATIONS, type RetryRule } from './operations.js'
 import { CutoutProblem, retryAfterSeconds } from './problem.js'
 
 export interface RetryOptions {
@@ -28,6 +29,27 @@ export interface RetryOptions {
 
 const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'])
 const RETRYABLE_5XX = new Set([500, 502, 503, 504])
+
+/** `/v1/jobs/{id}` → a pattern matching `/v1/jobs/<one segment>`, whole. */
+const templatePattern = (path: string) =>
+  new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`)
+
+/** The document's operations as patterns, literal paths first (`/v1/jobs/events` before `/v1/jobs/{id}`). */
+const RULES = OPERATIONS.map((o) => ({
+  ...o,
+  pattern: templatePattern(o.path),
+  params: o.path.split('{').length,
+})).sort((a, b) => a.params - b.params)
+
+/**
+ * How /openapi.json says `method path` may be repeated (`x-cutout-retry`, generated into
+ * operations.ts): a path the document does not know is `safe` for safe methods, else `once`.
+ * @example retryRuleFor('POST', '/v1/removals') // 'idempotency-key'
+ */
+export function retryRuleFor(method: string, path: string): RetryRule {
+  const hit = RULES.find((r) => r.method === method && r.pattern.test(path))
+  return hit?.retry ?? (IDEMPOTENT_METHODS.has(method) ? 'safe' : 'once')
+}
 
 export function isIdempotent(request: Request): boolean {
   return IDEMPOTENT_METHODS.has(request.method) || request.headers.has('idempotency-key')

@@ -8,6 +8,7 @@ import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
 import { ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyListSchema } from '../schemas/api-key'
 import { IDEMPOTENCY_CONFLICT, IdParams, json, OptionalIdempotencyHeaders } from '../schemas/common'
+import { RETRY_EXTENSION, type RetryRule } from '../schemas/retry'
 import { createOnce } from '../services/idempotency'
 import { createApiKey, listApiKeys, revokeApiKey } from '../services/api-keys'
 
@@ -36,6 +37,9 @@ export const create = createRoute({
     "Needs the `keys:write` scope. The new key's scopes default to the caller's and may only be ones the caller holds (otherwise 403 `insufficient_scope`); its expiry may not be later than the calling key's, and without `expiresAt` it takes the calling key's expiry (none when called with a session). The secret `value` is shown only in this response and stored only as a hash.",
   tags,
   security,
+  // Sent once by clients although it takes a key: a replay answers without the secret (stored only
+  // as a hash), so a retried creation could only hand back a key nobody can use.
+  [RETRY_EXTENSION]: 'once' satisfies RetryRule,
   middleware: [authorize('POST /v1/api-keys')] as const,
   request: {
     headers: OptionalIdempotencyHeaders,

@@ -8,6 +8,7 @@ import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
 import { inferenceCall } from '../middleware/trace'
 import { IdParams, json } from '../schemas/common'
+import { RETRY_EXTENSION, type RetryRule } from '../schemas/retry'
 import { UPLOAD_CONTENT_TYPES, UploadRequestSchema, UploadSchema } from '../schemas/upload'
 import { completeUpload, createUpload, putUploadContent } from '../services/uploads'
 
@@ -59,6 +60,8 @@ export const complete = createRoute({
   summary: 'Verify an uploaded image and mark it ready',
   tags: ['Uploads'],
   security,
+  // Safe to repeat without a key: a ready upload is answered as it is (pending → ready once).
+  [RETRY_EXTENSION]: 'safe' satisfies RetryRule,
   middleware: [authorize('POST /v1/uploads/{id}/complete')] as const,
   request: { params: IdParams },
   responses: {

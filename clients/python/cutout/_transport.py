@@ -7,7 +7,6 @@ async transports share everything but the waiting and the I/O."""
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -18,15 +17,7 @@ from urllib.parse import quote, urljoin, urlsplit
 import httpx
 
 from .problem import CutoutProblem
-from .retry import RetryOptions, next_delay
-
-#: Creation POSTs the API makes idempotent with ``Idempotency-Key`` (SPEC.md §4). Not
-#: ``/v1/api-keys``: a replay of a key's creation answers without its secret (stored hashed only),
-#: so a retried creation could only hand back a key nobody can use; it is sent once.
-IDEMPOTENT_CREATES = (
-    re.compile(r"^/v1/(?:removals|batches|virtual-try-ons|catalog-images|projects|webhooks)$"),
-    re.compile(r"^/v1/projects/[^/]+/(?:revisions|refinements|exports)$"),
-)
+from .retry import RetryOptions, next_delay, retry_rule
 
 #: A multipart body: field → a string, bytes, a ``(filename, bytes, content_type)`` tuple, or a
 #: list of those for a repeated field.
@@ -105,7 +96,7 @@ class _Base:
             path = path.replace("{" + name + "}", quote(str(value), safe=""))
         url = urljoin(self.base_url + "/", path.lstrip("/")) if not _absolute(path) else path
         sent = {k.lower(): v for k, v in (headers or {}).items() if v is not None}
-        if method == "POST" and "idempotency-key" not in sent and _idempotent_create(url):
+        if "idempotency-key" not in sent and retry_rule(method, urlsplit(url).path) == "idempotency-key":
             sent["idempotency-key"] = str(uuid.uuid4())
         if content is not None and content_type:
             sent["content-type"] = content_type
@@ -224,10 +215,6 @@ def _origin(url: str) -> tuple[str, str]:
 
 def _absolute(path: str) -> bool:
     return bool(urlsplit(path).scheme)
-
-
-def _idempotent_create(url: str) -> bool:
-    return any(p.match(urlsplit(url).path) for p in IDEMPOTENT_CREATES)
 
 
 def _query_value(value: Any) -> Any:

@@ -18,6 +18,7 @@ from typing import Callable
 
 import httpx
 
+from ._schema import RETRY_RULES
 from .problem import retry_after_seconds
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
@@ -38,15 +39,31 @@ class RetryOptions:
     on_retry: Callable[[int, float, object], None] | None = field(default=None, compare=False)
 
 
-#: POSTs that are safe to repeat by their nature, with no key: completing an upload answers a
-#: ready one as it is, so a 503 while the bytes are checked or a lost connection is retried.
-IDEMPOTENT_ACTIONS = (re.compile(r"^/v1/uploads/[^/]+/complete$"),)
+def _template(path: str) -> re.Pattern[str]:
+    """``/v1/jobs/{id}`` → a pattern matching ``/v1/jobs/<one segment>``, whole."""
+    return re.compile("^" + re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(path)) + "$")
+
+
+#: The document's operations as patterns (generated ``RETRY_RULES``), literal paths first.
+_RULES = sorted(
+    ((method, _template(path), rule) for method, path, rule in RETRY_RULES),
+    key=lambda r: r[1].pattern.count("[^/]+"),
+)
+
+
+def retry_rule(method: str, path: str) -> str:
+    """How /openapi.json says ``method path`` may be repeated (``x-cutout-retry``):
+    ``idempotency-key``, ``safe`` or ``once``; a path it does not know by its method."""
+    for m, pattern, rule in _RULES:
+        if m == method and pattern.match(path):
+            return rule
+    return "safe" if method in IDEMPOTENT_METHODS else "once"
 
 
 def is_idempotent(request: httpx.Request) -> bool:
     if request.method in IDEMPOTENT_METHODS or "idempotency-key" in request.headers:
         return True
-    return request.method == "POST" and any(p.match(request.url.path) for p in IDEMPOTENT_ACTIONS)
+    return retry_rule(request.method, request.url.path) == "safe"
 
 
 def backoff(attempt: int, options: RetryOptions, rand: Callable[[], float] = random.random) -> float:

@@ -157,3 +157,21 @@ def test_reopens_a_job_stream_that_ends_early_after_the_last_event_seen(scripted
     streams = [s for s in script.seen if s["path"].endswith("/events")]
     assert [s.get("last-event-id") for s in streams] == [None, "e2"]
     assert all(s["accept"] == "text/event-stream" for s in streams)
+
+
+def test_every_operation_is_sent_and_retried_as_the_document_says():
+    """For every operation of /openapi.json (the generated ``RETRY_RULES``, held to the document
+    by the staleness test): a creation with ``x-cutout-retry: idempotency-key`` gets a key, and a
+    5xx is retried exactly where the rule allows (``idempotency-key`` or ``safe``), never for
+    ``once``. No route list is kept by hand."""
+    from cutout._schema import RETRY_RULES
+    from cutout._transport import _Base
+    from cutout.retry import is_idempotent
+
+    transport = _Base("http://api.test", "sk_live_x", RetryOptions())
+    assert len(RETRY_RULES) > 20
+    for method, path, rule in RETRY_RULES:
+        request = transport.build(method, path.replace("{", "x").replace("}", ""))
+        keyed = "idempotency-key" in request.headers
+        assert keyed == (rule == "idempotency-key"), f"{method} {path}: key {keyed}, rule {rule}"
+        assert is_idempotent(request) == (rule != "once"), f"{method} {path}: retried, rule {rule}"
