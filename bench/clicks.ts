@@ -1,6 +1,6 @@
 /**
  * The clicks benchmark (issue 44 item 1; part of `npm run bench`, or alone:
- * `npx tsx bench/clicks.ts [--direct] [--pairs <substring>[,<substring>…]] [--max-clicks 20] [--name latest]`).
+ * `npx tsx bench/clicks.ts [--direct] [--pairs <substring>[,<substring>…]] [--max-clicks 20] [--megapixels 1] [--name latest]`).
  * The interactive-segmentation field's protocol (RITM, SimpleClick, SAM evaluations) on the real
  * photos of ../shared/gt, starting from our `balanced` cutout: one simulated click at a time
  * (bench/lib/clicker.ts: at the innermost pixel of the larger error region), each a refinement with
@@ -12,7 +12,8 @@
  * Modes (bench/lib/click-modes.ts): the public API of a local stack by default (the measurement of
  * record, 2–10 s a click on a 2-core box), or `--direct`: the server's refinement code in this
  * process over the cached model (bench/.cache), for iterating on the algorithm. `--self-test`
- * checks the click simulator and exits. Writes bench/results/clicks-<name>.json (numbers only) and
+ * checks the click simulator and exits. `--megapixels N` scales each photo and its truth up to about
+ * N MP first (bilinear), for the click time at the size the goal names (1 MP; the pairs are smaller). Writes bench/results/clicks-<name>.json (numbers only) and
  * prints the group table.
  */
 import { spawnSync } from 'node:child_process'
@@ -30,10 +31,27 @@ import {
   pairRow,
   runPair,
 } from './lib/click-protocol.js'
+import { sharp } from './lib/deps.js'
 import { machineInfo, RESULTS_DIR } from './lib/util.js'
-import { gtPhotos } from './quality-gt.js'
+import { type GtPhoto, gtPhotos } from './quality-gt.js'
 
 export const MAX_CLICKS = 20
+
+/** `photo` and its truth scaled (bilinear, aspect kept) to about `megapixels`; a JPEG at quality 95. */
+async function scaledPhoto(photo: GtPhoto, megapixels: number): Promise<GtPhoto> {
+  const scale = Math.sqrt((megapixels * 1e6) / (photo.width * photo.height))
+  const width = Math.round(photo.width * scale)
+  const height = Math.round(photo.height * scale)
+  const bytes = await sharp(photo.bytes).resize(width, height, { fit: 'fill' }).jpeg({ quality: 95 }).toBuffer()
+  const truth = Buffer.from(Uint8Array.from(photo.alpha, (a) => Math.round(a * 255)))
+  const scaled = await sharp(truth, { raw: { width: photo.width, height: photo.height, channels: 1 } })
+    .resize(width, height, { fit: 'fill', kernel: 'linear' })
+    .toColourspace('b-w')
+    .raw()
+    .toBuffer()
+  const alpha = Float32Array.from(scaled, (v) => v / 255)
+  return { name: photo.name, bytes: new Uint8Array(bytes), width, height, alpha }
+}
 
 /**
  * Runs the protocol on the pairs whose name contains `pairs` (or one of its comma-separated
@@ -44,17 +62,20 @@ export async function runClicksBench({
   direct = false,
   pairs,
   maxClicks = MAX_CLICKS,
+  megapixels,
   verbose = false,
   log = (m: string) => process.stderr.write(`${m}\n`),
 }: {
   direct?: boolean
   pairs?: string
   maxClicks?: number
+  megapixels?: number
   verbose?: boolean
   log?: (m: string) => void
 } = {}) {
   const wanted = pairs?.split(',').filter(Boolean) ?? []
-  const photos = (await gtPhotos()).filter((p) => !wanted.length || wanted.some((w) => p.name.includes(w)))
+  const chosen = (await gtPhotos()).filter((p) => !wanted.length || wanted.some((w) => p.name.includes(w)))
+  const photos = megapixels ? await Promise.all(chosen.map((p) => scaledPhoto(p, megapixels))) : chosen
   if (!photos.length) throw new Error(`no pair of ../shared/gt matches ${JSON.stringify(pairs)}`)
   const started = Date.now()
   log(`clicks: ${photos.length} pairs, ${direct ? 'direct' : 'API'} mode, up to ${maxClicks} clicks`)
@@ -81,6 +102,9 @@ export async function runClicksBench({
         "RITM's (isegm/inference/clicker.py): exact EDT of the FN and FP regions padded with a 1-px zero border (ignored and clicked pixels left out); positive when max FN distance > max FP distance; at the first row-major pixel of the maximum; sent as ((col + 0.5) / width, (row + 0.5) / height)",
       iou: 'prediction ≥ 128 against truth ≥ 0.5; GrabCut 128 band left out',
       maxClicks,
+      ...(megapixels
+        ? { scaledTo: `${megapixels} MP (photo and truth bilinear, the photo a JPEG at quality 95)` }
+        : {}),
       noc: `clicks until IoU ≥ ${NOC_THRESHOLDS.join(' / ')} (0: the start mask meets it; ${maxClicks}: never)`,
       held: 'a pair that stopped before k clicks (no error left, or a failed refinement) holds its last IoU',
       dropGoal: `no click lowers IoU by more than ${DROP_GOAL}`,
@@ -157,6 +181,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       direct: { type: 'boolean', default: false },
       pairs: { type: 'string' },
       'max-clicks': { type: 'string', default: String(MAX_CLICKS) },
+      megapixels: { type: 'string' },
       verbose: { type: 'boolean', default: false },
       'self-test': { type: 'boolean', default: false },
     },
@@ -180,6 +205,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     direct: values.direct,
     pairs: values.pairs,
     maxClicks: Number(values['max-clicks']),
+    megapixels: values.megapixels ? Number(values.megapixels) : undefined,
     verbose: values.verbose,
   })
   const report = { name: values.name, date: new Date().toISOString(), machine: machineInfo(), ...result }
