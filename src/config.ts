@@ -9,7 +9,6 @@
  * says which.
  */
 import { SOURCE_FETCH_TIMEOUT_MS } from './contract/limits'
-import type { RetryConfig } from './durable/retry-policy'
 import { DEADLINE_DEFAULTS, type DeadlineConfig } from './services/deadlines'
 
 export const CONFIG_DEFAULTS = {
@@ -39,6 +38,18 @@ export const CONFIG_DEFAULTS = {
   /** `RATE_LIMIT_WINDOW_SECONDS`: the rate window; a minute, as the limits are "per minute". */
   rateWindowSeconds: 60,
 } as const
+
+/** The job runner's retry policy's settings (durable/retry-policy.ts). */
+export interface RetryConfig {
+  /** Attempts a job may spend on lost servers before it fails `processor_unavailable`. */
+  maxAttempts: number
+  /** First backoff; each attempt doubles it (full jitter over its upper half). */
+  baseMs: number
+  /** How long a job may wait for a busy fleet, from when it was queued, before it fails. */
+  maxQueueWaitMs: number
+  /** The longest one server's Retry-After may hold a retry back (a runaway value would outlast `maxQueueWaitMs`). */
+  retryAfterMaxMs: number
+}
 
 export interface Config {
   deadlines: DeadlineConfig

@@ -5,18 +5,8 @@
  * when) or to fail (and with which problem). The runner (job-run.ts) only carries the decision out,
  * so every branch is tested here without a Durable Object (test/worker/retry-policy.test.ts).
  */
-import type { FailureKind } from '../services/inference'
-
-export interface RetryConfig {
-  /** Attempts a job may spend on lost servers before it fails `processor_unavailable`. */
-  maxAttempts: number
-  /** First backoff; each attempt doubles it (full jitter over its upper half). */
-  baseMs: number
-  /** How long a job may wait for a busy fleet, from when it was queued, before it fails. */
-  maxQueueWaitMs: number
-  /** The longest one server's Retry-After may hold a retry back (a runaway value would outlast `maxQueueWaitMs`). */
-  retryAfterMaxMs: number
-}
+import type { RetryConfig } from '../config'
+import type { FailureKind } from '../services/inference-failure'
 
 /** Where the job stands: its spent attempts, when it was queued, and the first failure's cause. */
 export interface RetryState {

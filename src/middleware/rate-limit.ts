@@ -11,7 +11,7 @@
 import type { Context } from 'hono'
 import { getCookie } from 'hono/cookie'
 import { createMiddleware } from 'hono/factory'
-import { loadConfig } from '../config'
+import { type Config, loadConfig } from '../config'
 import type { AppEnv } from '../env'
 import { ApiError, problemResponse } from '../errors'
 import type { WindowResult } from '../lib/window'
@@ -21,24 +21,25 @@ import { authenticate, clientIp } from './auth'
 /** The service documents (SPEC.md §4): neither counted nor answered with RateLimit headers. */
 export const UNLIMITED_PATHS: ReadonlySet<string> = new Set(['/health/live', '/health/ready', '/openapi.json'])
 
-/** The window's length: a minute, unless `RATE_LIMIT_WINDOW_SECONDS` says otherwise (tests). */
-const windowSeconds = (env: AppEnv['Bindings']) => loadConfig(env).rateWindowSeconds
-
 /** "per minute", or the window's length when a test shortened it. */
 const per = (seconds: number) => (seconds === 60 ? 'per minute' : `per ${seconds} s`)
 
-/** The caller's window: its workspace when it presents a valid credential, else device and IP. */
-async function hitWindow(c: Context<AppEnv>, seconds: number): Promise<WindowResult> {
+/**
+ * The caller's window: its workspace when it presents a valid credential, else device and IP.
+ * `config` is read once per request (the window a minute unless `RATE_LIMIT_WINDOW_SECONDS` says otherwise).
+ */
+async function hitWindow(c: Context<AppEnv>, config: Config): Promise<WindowResult> {
   const env = c.env
+  const seconds = config.rateWindowSeconds
   if (c.req.header('authorization')) {
     // A bad credential is refused by the route with 401; it is counted against the address here.
     const auth = await authenticate(c).catch(() => null)
     if (auth) {
       const stub = env.WORKSPACE.get(env.WORKSPACE.idFromName(auth.workspaceId))
-      return stub.hit(auth.workspaceId, loadConfig(env).workspaceRequestsPerWindow, seconds)
+      return stub.hit(auth.workspaceId, config.workspaceRequestsPerWindow, seconds)
     }
   }
-  const limit = loadConfig(env).anonymousRequestsPerWindow
+  const limit = config.anonymousRequestsPerWindow
   const subjects = [`ip:${clientIp(c)}`]
   const cookie = getCookie(c, DEVICE_COOKIE)
   if (cookie) {
@@ -64,8 +65,9 @@ function setHeaders(headers: Headers, r: WindowResult, seconds: number) {
 export const rateLimit = () =>
   createMiddleware<AppEnv>(async function rateLimit(c, next) {
     if (UNLIMITED_PATHS.has(c.req.path)) return next()
-    const seconds = windowSeconds(c.env)
-    const result = await hitWindow(c, seconds)
+    const config = loadConfig(c.env)
+    const seconds = config.rateWindowSeconds
+    const result = await hitWindow(c, config)
     if (!result.allowed) {
       const res = problemResponse(
         c,

@@ -24,7 +24,7 @@ export function createServices(env: Env, overrides: Partial<Services> = {}): Ser
   return {
     config,
     get inference() {
-      inference ??= InferenceClient.fromEnv(env, config)
+      inference ??= InferenceClient.fromEnv(env, config.deadlines.readyTimeoutMs)
       return inference
     },
     now: overrides.now ?? (() => Date.now()),

@@ -9,7 +9,6 @@
 import { ApiError, type ErrorCode } from '../errors'
 import { type PartManifest, signInferenceToken } from '../contract/signing'
 import { childTraceparent, TRACEPARENT_HEADER } from '../contract/trace'
-import type { Config } from '../config'
 import { DEADLINE_DEFAULTS } from './deadlines'
 import { type AnswerHandlers, type CallOutcome, receiveAnswer } from './inference-answer'
 import { InferenceFailure } from './inference-failure'
@@ -59,11 +58,13 @@ export class InferenceClient {
   }
 
   /** The deployment's client; made once, where services are made (services/context.ts). */
-  static fromEnv(env: { INFERENCE_URL: string; INFERENCE_SIGNING_KEY: string }, config: Config): InferenceClient {
+  static fromEnv(
+    env: { INFERENCE_URL: string; INFERENCE_SIGNING_KEY: string },
+    readyTimeoutMs: number,
+  ): InferenceClient {
     const urls = env.INFERENCE_URL.split(',')
       .map((u) => u.trim().replace(/\/$/, ''))
       .filter(Boolean)
-    const { readyTimeoutMs } = config.deadlines
     return new InferenceClient({ urls, signingKey: env.INFERENCE_SIGNING_KEY, readyTimeoutMs })
   }
 

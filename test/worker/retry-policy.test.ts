@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest'
 import { CONFIG_DEFAULTS, loadConfig, positive } from '../../src/config'
-import { type AttemptFailure, backoffMs, decideRetry, type RetryConfig } from '../../src/durable/retry-policy'
+import type { RetryConfig } from '../../src/config'
+import { type AttemptFailure, backoffMs, decideRetry } from '../../src/durable/retry-policy'
 import { InferenceFailure } from '../../src/services/inference'
 
 const config: RetryConfig = { maxAttempts: 3, baseMs: 100, maxQueueWaitMs: 60_000, retryAfterMaxMs: 60_000 }
