@@ -24,6 +24,8 @@ export {
   type RemovalOptions,
   type RemoveResult,
   type Schemas,
+  type Source,
+  type TryOnOptions,
   type Upload,
   type Usage,
 } from './client.js'
