@@ -17,7 +17,18 @@ import httpx
 
 from ._image import UPLOAD_TYPES, ImageInput, read_image, sniff_image_type
 from ._operations import Api, AsyncApi
-from ._schema import TERMINAL_STATUSES, ApiKey, ApiKeyCreated, Batch, Job, JobList, RemovalOptions, Upload, Usage
+from ._schema import (
+    TERMINAL_STATUSES,
+    ApiKey,
+    ApiKeyCreated,
+    Batch,
+    Job,
+    JobList,
+    RemovalOptions,
+    TryOnOptions,
+    Upload,
+    Usage,
+)
 from ._transport import AsyncTransport, Binary, SseEvent, Transport
 from .problem import CutoutProblem
 from .retry import RetryOptions
@@ -255,6 +266,28 @@ class Cutout:
         result = self.download_result(job)
         return RemoveResult(job, result.content, result.content_type)
 
+    def try_on(
+        self,
+        person: ImageInput,
+        garment: ImageInput,
+        options: TryOnOptions,
+        *,
+        timeout: float = 600.0,
+    ) -> RemoveResult:
+        """Upload both photos, try the garment on (experimental), wait, download: the try-on image
+        in one call, its notices in ``job["warnings"]``. A job that ends failed or canceled raises a
+        CutoutProblem with the job's error code."""
+        body = {"person": {"uploadId": self.upload(person)["id"]}, "garment": {"uploadId": self.upload(garment)["id"]}}
+        created = self.api.create_virtual_try_on(
+            {**body, "options": options},  # type: ignore[typeddict-item]
+            prefer=f"wait={MAX_PREFER_WAIT}",
+        )
+        job = created if is_terminal(created) else self.wait_for_job(created["id"], timeout=timeout)
+        if job["status"] != "succeeded":
+            raise job_problem(job)
+        result = self.download_result(job)
+        return RemoveResult(job, result.content, result.content_type)
+
 
 class AsyncCutout:
     """The API for asyncio: the same calls as :class:`Cutout`, as coroutines."""
@@ -408,6 +441,26 @@ class AsyncCutout:
         """As :meth:`Cutout.remove_background`."""
         upload = await self.upload(source, content_type)
         created = await self.create_removal(upload["id"], options=options, wait=MAX_PREFER_WAIT)
+        job = created if is_terminal(created) else await self.wait_for_job(created["id"], timeout=timeout)
+        if job["status"] != "succeeded":
+            raise job_problem(job)
+        result = await self.download_result(job)
+        return RemoveResult(job, result.content, result.content_type)
+
+    async def try_on(
+        self,
+        person: ImageInput,
+        garment: ImageInput,
+        options: TryOnOptions,
+        *,
+        timeout: float = 600.0,
+    ) -> RemoveResult:
+        """As :meth:`Cutout.try_on`."""
+        person_upload, garment_upload = await asyncio.gather(self.upload(person), self.upload(garment))
+        created = await self.api.create_virtual_try_on(
+            {"person": {"uploadId": person_upload["id"]}, "garment": {"uploadId": garment_upload["id"]}, "options": options},  # type: ignore[typeddict-item]
+            prefer=f"wait={MAX_PREFER_WAIT}",
+        )
         job = created if is_terminal(created) else await self.wait_for_job(created["id"], timeout=timeout)
         if job["status"] != "succeeded":
             raise job_problem(job)

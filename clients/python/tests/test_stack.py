@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from pathlib import Path
 
 import httpx
 import pytest
@@ -93,3 +94,27 @@ def test_every_listing_answers(cutout):
     assert isinstance(cutout.list_jobs(limit=2)["jobs"], list)
     assert cutout.list_api_keys()
     assert isinstance(cutout.api.list_webhooks()["endpoints"], list)
+
+
+def test_tries_a_dress_on_a_person_in_one_call_sync_and_async(stack):
+    root = Path(__file__).resolve().parents[3]
+    person = root / "inference-server/test/fixtures/people/standing-field.jpg"
+    garment = root / "docs/try-on/garment-dress.jpg"
+    with Cutout(stack[0], api_key=stack[1]) as client:
+        result = client.try_on(person, garment, {"category": "dress", "seed": 7})
+    assert result.job["kind"] == "virtual_try_on"
+    assert result.content_type == "image/png"
+    assert png_header(result.content)["width"] == 427
+    assert [w["code"] for w in result.job["warnings"]] == ["experimental_non_commercial", "partial_body"]
+
+    async def run():
+        async with AsyncCutout(stack[0], api_key=stack[1]) as client:
+            return await client.try_on(person.read_bytes(), garment, {"category": "dress", "seed": 7})
+
+    assert png_header(asyncio.run(run()).content)["height"] == 640
+
+
+def test_a_try_on_without_a_person_raises_the_jobs_problem(cutout):
+    root = Path(__file__).resolve().parents[3]
+    with pytest.raises(CutoutProblem):
+        cutout.try_on(root / "inference-server/test/fixtures/coffee.png", root / "docs/try-on/garment-dress.jpg", {"category": "dress"})
