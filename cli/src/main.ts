@@ -10,6 +10,7 @@ import { keysCreate, keysList, keysRevoke, jobs, usage } from './commands/accoun
 import { batch } from './commands/batch.js'
 import { login, logout } from './commands/login.js'
 import { remove, type RemoveOptions } from './commands/remove.js'
+import { type TryOnCommandOptions, tryOn } from './commands/try-on.js'
 import { CliError, describe, EXIT, exitCodeFor } from './exit.js'
 import { positiveInt } from './files.js'
 
@@ -66,6 +67,21 @@ processing(
 ).action(async (dir: string, options: RemoveOptions) => {
   exitCode = await batch(dir, { ...globals(), ...options })
 })
+program
+  .command('try-on')
+  .argument('<person>', 'a photo of a person, upright')
+  .argument('<garment>', 'a photo of the garment (flat lay or product shot)')
+  .description('put a garment on the person in a photo (experimental, non-commercial)')
+  .addOption(
+    new Option('--category <kind>', 'what the garment is')
+      .choices(['upper_body', 'lower_body', 'dress'])
+      .makeOptionMandatory(),
+  )
+  .option('--seed <n>', 'the same seed gives the same result', intOption)
+  .option('--out <dir>', 'where to write the result')
+  .action(async (person: string, garment: string, options: TryOnCommandOptions) => {
+    exitCode = await tryOn(person, garment, { ...globals(), ...options })
+  })
 program
   .command('jobs')
   .description('list recent jobs')
