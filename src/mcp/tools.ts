@@ -20,6 +20,7 @@ import { acceptContext } from '../routes/job-route'
 import { IdParams, SourceUrl, Uuid } from '../schemas/common'
 import { JobListQuery } from '../schemas/job'
 import { REMOVAL_SOURCES, RemovalOptionsSchema } from '../schemas/removal'
+import { SourceSchema, TRY_ON_SOURCES, TryOnOptionsSchema } from '../schemas/try-on'
 import { UploadRequestSchema } from '../schemas/upload'
 import type { RouteKey } from '../services/access'
 import { makeCatalogImageKeyed } from '../services/catalog'
@@ -29,6 +30,7 @@ import { findJob, listJobs } from '../services/job-store'
 import { toJob } from '../services/job-view'
 import { cancelJob } from '../services/jobs'
 import { acceptRemoval } from '../services/removals'
+import { acceptTryOn } from '../services/try-ons'
 import { completeUpload, createUpload, findUpload } from '../services/uploads'
 import { absolute, absoluteJob, imageContent, jobResult, jsonResult } from './results'
 
@@ -102,6 +104,36 @@ const removeBackground = tool({
     const key = args.idempotencyKey ?? crypto.randomUUID()
     const accepted = await acceptRemoval(acceptContext(c, key, BOUNDED_WAIT_SECONDS), async () => ({
       source,
+      options: args.options,
+    }))
+    return presentJob(c, accepted.job.id)
+  },
+})
+
+const tryOn = tool({
+  name: 'try_on',
+  title: 'Put a garment on a person (experimental)',
+  description: `Experimental, for evaluation under a non-commercial licence: dresses the person in one photo in the garment of another, each given as {sourceUrl} or {uploadId} (from create_upload). Waits up to ${BOUNDED_WAIT_SECONDS} s: a finished job comes back with its PNG and notices (warnings); an unfinished one with its id for get_job. Costs one credit.`,
+  input: z.strictObject({
+    person: SourceSchema.describe('The person photo: {sourceUrl} or {uploadId}'),
+    garment: SourceSchema.describe('The garment photo (flat lay or product shot): {sourceUrl} or {uploadId}'),
+    options: TryOnOptionsSchema.describe(
+      'category: upper_body | lower_body | dress; seed (optional): the same seed, the same result',
+    ),
+    idempotencyKey: IdempotencyKey.optional(),
+  }),
+  routes: ['POST /v1/virtual-try-ons', 'POST /v1/uploads/{id}/complete'],
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  async run(c, args) {
+    const sources = sourcesFromJson(args, TRY_ON_SOURCES)
+    for (const slot of ['person', 'garment'] as const) {
+      const source = sources[slot]
+      if (source.kind === 'upload') await completedUpload(c, source.uploadId, `${slot}.uploadId`)
+    }
+    // As remove_background: a call without a key is one job.
+    const key = args.idempotencyKey ?? crypto.randomUUID()
+    const accepted = await acceptTryOn(acceptContext(c, key, BOUNDED_WAIT_SECONDS), async () => ({
+      ...sources,
       options: args.options,
     }))
     return presentJob(c, accepted.job.id)
@@ -230,4 +262,13 @@ const usage = tool({
   },
 })
 
-export const MCP_TOOLS: readonly McpTool[] = [removeBackground, getJob, cancel, list, upload, catalogImage, usage]
+export const MCP_TOOLS: readonly McpTool[] = [
+  removeBackground,
+  tryOn,
+  getJob,
+  cancel,
+  list,
+  upload,
+  catalogImage,
+  usage,
+]

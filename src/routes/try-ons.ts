@@ -6,9 +6,7 @@
  * other (GET, events, cancel, result).
  */
 import { TRY_ON_SOURCES, TryOnJsonSchema, TryOnMultipartSchema } from '../schemas/try-on'
-import { withSeed } from '../contract/catalog'
-import type { TryOnOptions } from '../contract/tryon'
-import { slotJob } from '../services/slot-jobs'
+import { acceptTryOn } from '../services/try-ons'
 import { jobRoute } from './job-route'
 
 export const tryOns = jobRoute({
@@ -22,11 +20,5 @@ export const tryOns = jobRoute({
     unsupported: 'An image is not a supported format',
     unsafeUrl: 'A sourceUrl targets a prohibited address',
   },
-  // A person and a garment, one job; every random choice follows the seed, chosen here when none was given.
-  accept: slotJob({
-    kind: 'virtual_try_on',
-    scope: 'virtual-try-ons',
-    sources: TRY_ON_SOURCES,
-    options: (given: TryOnOptions) => withSeed(given),
-  }),
+  accept: acceptTryOn,
 })

@@ -55,7 +55,7 @@ describe('POST /mcp', () => {
     await expectProblem(await rpc('tools/list', {}, 'sk_live_not-a-key'), 401, 'invalid_api_key')
   })
 
-  it('answers initialize and lists the seven tools with JSON Schemas from the REST contract', async () => {
+  it('answers initialize and lists the eight tools with JSON Schemas from the REST contract', async () => {
     const { key } = await seedWorkspace()
     const init = await rpc(
       'initialize',
@@ -77,6 +77,7 @@ describe('POST /mcp', () => {
       'get_usage',
       'list_jobs',
       'remove_background',
+      'try_on',
     ])
     const remove = tools.find((t) => t.name === 'remove_background')!.inputSchema
     expect(remove.type).toBe('object')
@@ -224,6 +225,34 @@ describe('POST /mcp', () => {
       expect(tools[0]).toMatchObject({ tool: 'remove_background', outcome: 'ok' })
     },
     testBudget(1),
+  )
+
+  it(
+    'tries a garment on from two URLs: the job with its notices and PNG; an upload id works as REST’s does',
+    async () => {
+      const { key } = await seedWorkspace()
+      const args = {
+        person: { sourceUrl: `${env.FIXTURE_ORIGIN}/files/astronaut.png` },
+        garment: { sourceUrl: `${env.FIXTURE_ORIGIN}/files/garment-shirt.png` },
+        options: { category: 'upper_body', seed: 7 },
+      }
+      const result = await finished(await callTool('try_on', args, key), key)
+      expect(result.isError, JSON.stringify(result.content[0])).toBeFalsy()
+      const job = result.structuredContent as { kind: string; status: string; warnings: { code: string }[] }
+      expect(job).toMatchObject({ kind: 'virtual_try_on', status: 'succeeded' })
+      expect(job.warnings.map((w) => w.code)).toContain('experimental_non_commercial')
+      expect(result.content.find((c) => c.type === 'image')?.mimeType).toBe('image/png')
+      const upload = await uploadImage(key, await fixtureBytes('astronaut.png'))
+      const missing = await callTool('try_on', { ...args, person: { uploadId: crypto.randomUUID() } }, key)
+      expectToolProblem(missing, 'invalid_input', 'person.uploadId')
+      const fromUpload = await finished(
+        await callTool('try_on', { ...args, person: { uploadId: upload.id } }, key),
+        key,
+      )
+      expect(fromUpload.structuredContent).toMatchObject({ kind: 'virtual_try_on', status: 'succeeded' })
+      expect((await callTool('get_usage', {}, key)).structuredContent).toMatchObject({ used: 2, held: 0 })
+    },
+    testBudget(3),
   )
 
   it(
