@@ -1,6 +1,6 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin'
 import { defineConfig } from 'vitest/config'
-import { buildWeb } from './scripts/build-web'
+import { buildWeb } from './scripts/build-web.ts'
 import { freePort, TEST_SIGNING_KEYS } from './test/helpers/ports.mjs'
 import { hideExpectedWorkerdLogs } from './test/helpers/workerd-logs.mjs'
 
