@@ -9,7 +9,7 @@
  * wrangler.toml read by wrangler's own reader, persisted where `wrangler dev --persist-to` keeps it
  * (Miniflare with the options wrangler's executeLocally passes), statements split by wrangler's
  * own splitter, and applied migrations recorded in wrangler's table with its schema, each file with
- * its record in one batch as @cloudflare/vitest-pool-workers' applyD1Migrations does.
+ * its record in one batch as @cloudflare/vitest-plugin's applyD1Migrations does.
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
