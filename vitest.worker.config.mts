@@ -1,12 +1,10 @@
-import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers'
+import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin'
 import { defineConfig } from 'vitest/config'
-import { buildWeb } from './scripts/build-web'
-import { assertPoolPatched } from './test/helpers/pool-patch.mjs'
+import { buildWeb } from './scripts/build-web.ts'
 import { freePort, TEST_SIGNING_KEYS } from './test/helpers/ports.mjs'
 import { hideExpectedWorkerdLogs } from './test/helpers/workerd-logs.mjs'
 
 hideExpectedWorkerdLogs()
-assertPoolPatched()
 // Wrangler reads wrangler.toml for the pool; at its default level it also says, for every test
 // file, that it found the .dev.vars `npm start` writes (the bindings below override all of them).
 process.env.WRANGLER_LOG ??= 'warn'
@@ -77,8 +75,8 @@ export default defineConfig(async () => ({
     // Files share one inference server whose proxy some tests switch off: run them one at a time.
     fileParallelism: false,
     // One workerd for all files instead of one each (~4 s of start-up and imports per file);
-    // test/worker/apply-migrations.ts empties storage before every file. Needs the pool's patch
-    // (assertPoolPatched above; docs/decisions.md).
+    // test/worker/apply-migrations.ts empties storage before every file. (@cloudflare/vitest-plugin
+    // 1.5 wraps each runner and prototype once, as the old pool's patch did; docs/decisions.md.)
     isolate: false,
     // The pool sometimes never reports the end of a run whose files have all ended; this ends such
     // a run with the files' own result (test/helpers/stalled-run.ts). `npm test` names it too,

@@ -17,9 +17,9 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
-import { assetHeadersFile } from '../src/middleware/security-headers'
-import { errorPages } from './lib/error-pages'
-import { withSiteHeader } from './lib/site-header'
+import { assetHeadersFile } from '../src/middleware/security-headers.ts'
+import { errorPages } from './lib/error-pages.ts'
+import { withSiteHeader } from './lib/site-header.ts'
 
 const web = join(dirname(fileURLToPath(import.meta.url)), '..', 'web')
 const out = join(web, 'dist')

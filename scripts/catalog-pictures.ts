@@ -13,7 +13,7 @@ import { createSegmenter } from '../inference-server/src/segmentation/index.js'
 import { type CatalogOptions, CatalogOptionsSchema } from '../src/contract/catalog.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-const sharp = createRequire(join(root, 'inference-server/package.json'))('sharp') as typeof import('sharp')
+const sharp = createRequire(join(root, 'inference-server/package.json'))('sharp') as typeof import('sharp').default
 const out = join(root, 'docs/catalog')
 const photo = (name: string) => new Uint8Array(readFileSync(join(root, 'inference-server/test/fixtures', name)))
 const MAX_SIDE = 640

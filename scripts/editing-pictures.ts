@@ -23,7 +23,7 @@ import { createApp } from '../inference-server/src/server.js'
 // The inference server's own sharp (the root node_modules holds an older one that miniflare brings).
 const sharp = createRequire(new URL('../inference-server/package.json', import.meta.url))(
   'sharp',
-) as typeof import('sharp')
+) as typeof import('sharp').default
 
 const FIXTURES = fileURLToPath(new URL('../inference-server/test/fixtures/', import.meta.url))
 const OUT = fileURLToPath(new URL('../docs/editing/', import.meta.url))

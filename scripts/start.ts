@@ -13,8 +13,9 @@
  * The Worker's inference deadlines and retries (INFERENCE_READY_TIMEOUT_MS, INFERENCE_DEADLINE_*,
  * INFERENCE_MAX_ATTEMPTS, INFERENCE_RETRY_BASE_MS, INFERENCE_RETRY_AFTER_MAX_MS; src/services/deadlines.ts),
  * RATE_LIMIT_WINDOW_SECONDS and ANONYMOUS_DAILY_REMOVALS (src/config.ts) pass through when set.
- * wrangler's network inspection is kept off (scripts/lib/inspector-guard.ts: with it on, one large
- * result took the stack down); WORKER_DEVTOOLS=1 leaves wrangler's inspector to Chrome DevTools.
+ * wrangler's inspector listens on a free port of its own (printed at start) for Chrome DevTools;
+ * wrangler 4.164 enables network inspection only while DevTools is attached, so no guard holds it
+ * off any more (docs/decisions.md, issue 45). `scripts/check-node.mjs` runs first (package.json).
  * Secrets never go on a command line: they live in .wrangler/dev-secrets.json and .dev.vars.
  */
 import { createRequire } from 'node:module'
@@ -22,7 +23,6 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type DevKeyState, loadOrCreateSecrets, readKeyState, writeDevVars } from './lib/local-state'
 import { buildWeb } from './build-web'
-import { guardInspector, type InspectorGuard } from './lib/inspector-guard'
 import { startBanner } from './lib/start-banner'
 import {
   freePort,
@@ -141,14 +141,12 @@ async function prepareDatabase(): Promise<DevKeyState> {
 const children: Child[] = []
 /** The inference server's current run (supervised: a new one after each restart). */
 let inferenceRun: Child | undefined
-let inspectorGuard: InspectorGuard | undefined
 let shuttingDown = false
 
 async function shutdown(code: number, reason: string): Promise<never> {
   if (!shuttingDown) {
     shuttingDown = true
     log(`${reason}; stopping…`)
-    inspectorGuard?.close()
     const running = [...children, ...(inferenceRun ? [inferenceRun] : [])]
     await Promise.all(running.filter((c) => c.proc.pid).map((c) => stopChild(c)))
     log('stopped')
@@ -238,7 +236,7 @@ async function main(): Promise<void> {
     if (!shuttingDown) await shutdown(1, what)
     return
   }
-  await keepNetworkInspectionOff(inspectorPort)
+  log(`wrangler's inspector for Chrome DevTools: 127.0.0.1:${inspectorPort}`)
 
   process.stdout.write(startBanner({ baseUrl, apiKey: key.apiKey, root: ROOT }))
 }
@@ -273,23 +271,6 @@ function startEdge(inspectorPort: number): Child {
   children.push(edge)
   watch(edge)
   return edge
-}
-
-/** See scripts/lib/inspector-guard.ts; a stack without the guard still runs, and says what it risks. */
-async function keepNetworkInspectionOff(port: number): Promise<void> {
-  if (process.env.WORKER_DEVTOOLS === '1') {
-    log(
-      `WORKER_DEVTOOLS=1: wrangler's inspector (127.0.0.1:${port}) is free for DevTools; network inspection stays on, so a large result can exhaust the Worker's sockets`,
-    )
-    return
-  }
-  try {
-    inspectorGuard = await guardInspector(port, { log })
-  } catch (err) {
-    log(
-      `warning: could not turn wrangler's network inspection off (${err instanceof Error ? err.message : String(err)}); a large result can exhaust the Worker's sockets`,
-    )
-  }
 }
 
 main().catch((err) => {

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module'
 
 const require = createRequire(new URL('../../inference-server/package.json', import.meta.url))
 
-export const sharp = require('sharp') as typeof import('sharp')
+export const sharp = require('sharp') as typeof import('sharp').default
 export const ort = require('onnxruntime-node') as typeof import('onnxruntime-node')
 export const imgly = require('@imgly/background-removal-node') as typeof import('@imgly/background-removal-node')
 export const imglyDist = (): string => {

@@ -11,8 +11,8 @@ import {
   type ErrorCode,
   errorSlug,
   RETRYABLE_CODES,
-} from '../../src/error-codes'
-import { siteHeader } from './site-header'
+} from '../../src/error-codes.ts'
+import { siteHeader } from './site-header.ts'
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`)
 

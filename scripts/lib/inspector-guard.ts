@@ -1,24 +1,17 @@
 /**
  * @module
- * Keeps `wrangler dev`'s network inspection off (issue 30 item 1).
+ * A DevTools client of our own on `wrangler dev`'s `--inspector-port` that keeps network inspection
+ * off; the benchmarks (bench/lib/stack.ts) also read the isolate's heap through it (`send`).
  *
- * wrangler 4.86 (the newest that runs on Node 20) attaches its inspector proxy to the Worker's
- * runtime and sends `Network.enable` whether or not a DevTools client is attached. workerd then
- * reports every 4 KiB written into a subrequest's response body as a `Network.dataReceived` event,
- * and the proxy relays each event to wrangler's Node process as an HTTP request of its own, without
- * waiting for the previous one: reading a 100 MB result from the inference server is some 25,000
- * concurrent loopback connections. workerd's proxy process (the one that serves the Worker's port)
- * runs out of file descriptors, and every request to the stack hangs. With no DevTools client the
- * proxy also keeps every event in memory. workers-sdk fixed it upstream (pull request 14243: only
- * enable network inspection while DevTools is attached) in a wrangler that needs Node 22.
- *
- * Until then this is a DevTools client of our own on wrangler's `--inspector-port`: it sends
- * `Network.disable` when it connects and again whenever the runtime is reconnected (a reload makes
- * the proxy enable it again), and drains what the proxy forwards (the workaround reported in
- * workers-sdk issue 14191). It also serves as the DevTools
- * session a benchmark reads the isolate's heap through (`send`). The proxy admits one DevTools
- * client, so while this one holds it Chrome DevTools cannot attach (`npm start` leaves the inspector
- * free when WORKER_DEVTOOLS=1).
+ * Why it was written (issue 30 item 1): wrangler 4.86 (the newest on Node 20) sent `Network.enable`
+ * to the Worker's runtime whether or not DevTools was attached; workerd then reported every 4 KiB of
+ * a subrequest's response body as a `Network.dataReceived` event, which the proxy relayed to
+ * wrangler's Node as an HTTP request of its own: a 100 MB result was some 25,000 concurrent
+ * loopback connections, and the stack hung. workers-sdk fixed it (pull request 14243, issue 14191:
+ * network inspection only while DevTools is attached), and since wrangler 4.164 (issue 45)
+ * `npm start` runs without this guard. It sends `Network.disable` when it connects and again whenever
+ * the runtime is reconnected, and drains what the proxy forwards. The proxy admits one DevTools
+ * client, so while this one holds it Chrome DevTools cannot attach.
  */
 
 export interface InspectorGuard {
@@ -52,7 +45,7 @@ const RECONNECTED = 'Runtime.executionContextsCleared'
 export async function guardInspector(port: number, options: InspectorGuardOptions = {}): Promise<InspectorGuard> {
   if (typeof WebSocket === 'undefined') {
     throw new Error(
-      'Keeping wrangler’s network inspection off needs a WebSocket client: Node 22, or Node 20 with --experimental-websocket',
+      'Keeping wrangler’s network inspection off needs a WebSocket client (Node 22 or newer)',
     )
   }
   const retryMs = options.retryMs ?? 1000

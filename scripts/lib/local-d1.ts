@@ -1,7 +1,7 @@
 /**
  * `npm start`'s local D1, opened once in this process for the migrations and the seed: what
  * `wrangler d1 migrations apply --local` and `wrangler d1 execute --local` do, without their cost.
- * Each of those runs loads wrangler's CLI, and wrangler 4.86 starts a new workerd for every batch
+ * Each of those runs loads wrangler's CLI, and wrangler (4.86, still 4.164) starts a new workerd for every batch
  * it sends (executeLocally): one to make the migrations table, one to list it, one per migration
  * file, one for the seed. On a fresh state that was 13.8 s of a 19.5 s start here (session 16).
  *
@@ -9,12 +9,12 @@
  * wrangler.toml read by wrangler's own reader, persisted where `wrangler dev --persist-to` keeps it
  * (Miniflare with the options wrangler's executeLocally passes), statements split by wrangler's
  * own splitter, and applied migrations recorded in wrangler's table with its schema, each file with
- * its record in one batch as @cloudflare/vitest-pool-workers' applyD1Migrations does.
+ * its record in one batch as @cloudflare/vitest-plugin's applyD1Migrations does.
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { D1Database } from '@cloudflare/workers-types'
-import { Miniflare } from 'miniflare'
+import { convertV4MiniflareOptions, Miniflare } from 'miniflare'
 import { unstable_readConfig, unstable_splitSqlQuery } from 'wrangler'
 
 /** What is read of a `[[d1_databases]]` entry (wrangler's Config type is not in its published types). */
@@ -53,12 +53,14 @@ export async function openLocalD1(root: string, stateDir: string, binding = 'DB'
   const migrationsDir = join(root, entry.migrations_dir ?? 'migrations')
   const table = entry.migrations_table ?? 'd1_migrations'
 
-  const mf = new Miniflare({
-    modules: true,
-    script: '',
-    d1Persist: join(stateDir, 'v3', 'd1'),
-    d1Databases: { DB: id },
-  })
+  const mf = new Miniflare(
+    convertV4MiniflareOptions({
+      modules: true,
+      script: '',
+      resourcePersistencePath: join(stateDir, 'v3'),
+      d1Databases: { DB: id },
+    }),
+  )
   const db = (await mf.getD1Database('DB')) as unknown as D1Database
   const prepare = ({ sql, params = [] }: Statement) => db.prepare(sql).bind(...params)
 

@@ -3,7 +3,7 @@
  * `Cutout`: the typed API (`cutout.api`, openapi-fetch over the generated `paths`) behind one
  * transport that adds the bearer token, an `Idempotency-Key` on creation POSTs, and retries; plus
  * the hand-written calls most programs need (uploads, removals, batches, jobs, usage, keys).
- * Only `fetch`, `Request`, `Blob` and Web Crypto are used, so it runs in Node 20 and browsers.
+ * Only `fetch`, `Request`, `Blob` and Web Crypto are used, so it runs in Node 22.12+ and browsers.
  */
 import createClient, { type Client } from 'openapi-fetch'
 import { Credentials, type SessionStore, type TokenPair } from './auth.js'

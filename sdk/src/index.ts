@@ -1,6 +1,6 @@
 /**
  * @module
- * `@cutout/sdk`: a typed client for the Cutout image API (fetch only: Node 20 and browsers; no
+ * `@cutout/sdk`: a typed client for the Cutout image API (fetch only: Node 22.12+ and browsers; no
  * `node:` import is reachable from here, a test bundles it for the browser). File-system helpers
  * for Node are in `@cutout/sdk/node`.
  */

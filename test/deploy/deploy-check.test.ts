@@ -27,7 +27,7 @@ beforeAll(() => {
     [
       'name = "fixture"',
       'main = "worker.ts"',
-      'compatibility_date = "2026-04-20"',
+      'compatibility_date = "2026-11-17"',
       'compatibility_flags = ["nodejs_compat"]',
     ].join('\n'),
   )

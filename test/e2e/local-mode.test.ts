@@ -23,7 +23,7 @@ import { e2eStack } from '../helpers/e2e-stack'
 // sharp from the inference server's dependencies (the root package does not depend on it).
 const sharp = createRequire(new URL('../../inference-server/package.json', import.meta.url))(
   'sharp',
-) as typeof import('sharp')
+) as typeof import('sharp').default
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const PNG = readFileSync(new URL('../fixtures/astronaut.png', import.meta.url))

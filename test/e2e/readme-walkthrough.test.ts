@@ -28,7 +28,7 @@ import { reachedStage } from '../helpers/job-stage'
 
 const sharp = createRequire(new URL('../../inference-server/package.json', import.meta.url))(
   'sharp',
-) as typeof import('sharp')
+) as typeof import('sharp').default
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '')
 const README = join(ROOT, 'README.md')

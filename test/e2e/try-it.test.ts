@@ -16,7 +16,7 @@ import type { SharedStack } from '../helpers/shared-stack'
 
 const sharp = createRequire(new URL('../../inference-server/package.json', import.meta.url))(
   'sharp',
-) as typeof import('sharp')
+) as typeof import('sharp').default
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '')
 const CUTOUT = join(ROOT, 'out', 'cutout.png')

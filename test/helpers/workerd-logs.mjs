@@ -1,7 +1,7 @@
 /**
  * Keeps workerd's expected log lines out of a Worker test run's output.
  *
- * @cloudflare/vitest-pool-workers starts workerd with structured logging and writes every line it
+ * @cloudflare/vitest-plugin starts workerd with structured logging and writes every line it
  * logs straight to this process's stdout or stderr (its `handleStructuredLogs`; the pool takes no
  * option to replace it, and Miniflare's `handleRuntimeStdio` is not passed through). A passing run
  * used to print dozens of them. The ones listed here are expected: the tests cause them on purpose,

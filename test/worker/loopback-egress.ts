@@ -2,7 +2,7 @@
  * The Worker's global `fetch` as production has it, behind a loopback-only egress, for tests that
  * run the real SSRF path (test/worker/dns.test.ts).
  *
- * Why replace anything: @cloudflare/vitest-pool-workers replaces `globalThis.fetch` with an arrow
+ * Why replace anything: @cloudflare/vitest-plugin replaces `globalThis.fetch` with an arrow
  * function (`(input, init) => originalFetch.call(globalThis, input, init)`, so MSW can intercept
  * it). The tests and the Worker share that global, so code that stores `fetch` in a field and calls
  * it as a method passes every test and fails in `wrangler dev` and production with "Illegal

@@ -79,6 +79,7 @@ function upscaleTiles(net, data, width, height, scale) {
         const dst = ((ty * scale + y) * outWidth + tx * scale) * 3
         for (let k = 0; k < keepW * 3; k++) {
           const v = Math.round(values[src + k])
+          // biome-ignore lint/complexity/useMathMinMax: the clamp as written before Biome 2.6 (a per-value hot loop)
           out[dst + k] = v < 0 ? 0 : v > 255 ? 255 : v
         }
       }

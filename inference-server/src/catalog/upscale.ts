@@ -105,7 +105,8 @@ export function createEsrganUpscaler(): Upscaler {
       const id = nextId++
       return new Promise<RgbImage>((resolve, reject) => {
         pending.set(id, { resolve, reject })
-        const data = image.data.slice().buffer
+        // A copy of its own: `Buffer#slice` shares sharp's memory, which Node 24 will not transfer.
+        const data = new Uint8Array(image.data).buffer
         w.postMessage({ id, data, width: image.width, height: image.height, scale }, [data])
       }).catch((err: Error) => {
         throw new Error(`Super-resolution with ${version} failed: ${err.message}`, { cause: err })

@@ -211,7 +211,9 @@ export function createPoseEstimator(): PoseEstimator {
     const id = nextId++
     return new Promise<Reply>((resolve, reject) => {
       pending.set(id, { resolve, reject })
-      const data = small.data.slice().buffer
+      // A copy in an ArrayBuffer of its own: `Buffer#slice` shares sharp's memory, which Node 24
+      // refuses to transfer ("Cannot transfer object of unsupported type"; Node 20 allowed it).
+      const data = new Uint8Array(small.data).buffer
       worker.postMessage({ id, data, width: small.width, height: small.height }, [data])
     })
   }
