@@ -33,6 +33,7 @@ const TOOLS = [
   'get_usage',
   'list_jobs',
   'remove_background',
+  'try_on',
 ]
 
 let stack: E2eStack
@@ -141,7 +142,7 @@ afterAll(async () => {
 })
 
 describe('remote MCP server (Streamable HTTP, POST /mcp)', () => {
-  it('lists the seven tools', async () => {
+  it('lists the eight tools', async () => {
     const client = await remoteClient(stack.apiKey)
     const { tools } = await client.listTools()
     expect(tools.map((t) => t.name).sort()).toEqual(TOOLS)

@@ -182,14 +182,15 @@ export async function refineByClicks(
   // A pixel of walk costs its share of crossing the photo: the same walk at any working size.
   const weights = { ...settings.weights, spatial: settings.weights.spatial / Math.max(ws, hs) }
   const costs = geodesicCosts(field, weights)
-  const toForeground = pullOf(field, costs, clicks, true, scale, settings)
-  const toBackground = pullOf(field, costs, clicks, false, scale, settings)
+  // Each pixel's strongest pull towards foreground (in) and towards background (out), 0..1.
+  const pullIn = pullOf(field, costs, clicks, true, scale, settings)
+  const pullOut = pullOf(field, costs, clicks, false, scale, settings)
 
   const decided = new Uint8Array(ws * hs)
   const changed = new Uint8Array(ws * hs)
   let anyChange = false
   for (let i = 0; i < ws * hs; i++) {
-    const pull = settings.strength * (toForeground[i] - toBackground[i])
+    const pull = settings.strength * (pullIn[i] - pullOut[i])
     const odds = logit(field.mask[i], settings.prior) + pull
     decided[i] = Math.round(255 / (1 + Math.exp(-odds)))
     if (decided[i] >= 128 !== field.mask[i] >= 128) {
