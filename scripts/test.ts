@@ -233,7 +233,10 @@ async function runChecks(stages: Stage[]): Promise<void> {
       const state = progress.get(stage)!
       state.started ||= performance.now()
       const own: string[] = []
-      state.worst = Math.max(state.worst, await runStep(step, own))
+      // Awaited first, then compared: \`Math.max(state.worst, await …)\` reads \`worst\` before the
+      // wait, so a step of the same stage that failed meanwhile in the other slot was overwritten.
+      const code = await runStep(step, own)
+      state.worst = Math.max(state.worst, code)
       const name = `${step.command.split('/').at(-1)} ${step.args.join(' ')}`
       process.stdout.write(`\n▶ ${stage.name}: ${name}\n${own.join('')}`)
       if (--state.left === 0) {

@@ -44,9 +44,7 @@ const RECONNECTED = 'Runtime.executionContextsCleared'
  */
 export async function guardInspector(port: number, options: InspectorGuardOptions = {}): Promise<InspectorGuard> {
   if (typeof WebSocket === 'undefined') {
-    throw new Error(
-      'Keeping wrangler’s network inspection off needs a WebSocket client (Node 22 or newer)',
-    )
+    throw new Error('Keeping wrangler’s network inspection off needs a WebSocket client (Node 22 or newer)')
   }
   const retryMs = options.retryMs ?? 1000
   let socket: WebSocket | undefined
