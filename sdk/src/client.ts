@@ -71,6 +71,18 @@ export interface RemoveResult {
   contentType: string
 }
 
+/**
+ * The headers of a job-creating call: the contract requires the key, and one made here is the one
+ * every retry of this call carries; `wait` (0–8 s) becomes `Prefer: wait`.
+ */
+function jobHeaders(extra: { wait?: number; idempotencyKey?: string }) {
+  const header: { 'idempotency-key': string; prefer?: string } = {
+    'idempotency-key': extra.idempotencyKey ?? crypto.randomUUID(),
+  }
+  if (extra.wait) header.prefer = `wait=${extra.wait}`
+  return header
+}
+
 /** What the SDK's own calls return for a body, or a thrown `CutoutProblem`. */
 async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
   const { data, error, response } = await call
@@ -192,11 +204,7 @@ export class Cutout {
     options: Partial<RemovalOptions> = {},
     extra: { wait?: number; idempotencyKey?: string; signal?: AbortSignal } = {},
   ): Promise<Job> {
-    // The contract requires the key; one made here is the one every retry of this call carries.
-    const header: { 'idempotency-key': string; prefer?: string } = {
-      'idempotency-key': extra.idempotencyKey ?? crypto.randomUUID(),
-    }
-    if (extra.wait) header.prefer = `wait=${extra.wait}`
+    const header = jobHeaders(extra)
     return unwrap(
       this.api.POST('/v1/removals', {
         params: { header },
@@ -270,10 +278,7 @@ export class Cutout {
     options: TryOnOptions,
     extra: { wait?: number; idempotencyKey?: string; signal?: AbortSignal } = {},
   ): Promise<Job> {
-    const header: { 'idempotency-key': string; prefer?: string } = {
-      'idempotency-key': extra.idempotencyKey ?? crypto.randomUUID(),
-    }
-    if (extra.wait) header.prefer = `wait=${extra.wait}`
+    const header = jobHeaders(extra)
     return unwrap(
       this.api.POST('/v1/virtual-try-ons', {
         params: { header },
