@@ -71,6 +71,19 @@ export interface PairRun {
 }
 
 /**
+ * The start mask, asked for a second time when the first request fails: one slow or dropped
+ * removal on a loaded machine should not cost a pair (a second failure does; the run goes on).
+ */
+async function startOnce(mode: ClickMode, photo: GtPhoto, log: (m: string) => void): Promise<Refined> {
+  try {
+    return await mode.start(photo)
+  } catch (err) {
+    log(`${photo.name}: start failed (${err instanceof Error ? err.message : String(err)}); asking once more`)
+    return await mode.start(photo)
+  }
+}
+
+/**
  * Runs the protocol on one pair: the start mask, then up to `maxClicks` clicks.
  * @example const run = await runPair(mode, photo, 20, console.error)
  */
@@ -96,7 +109,7 @@ export async function runPair(
     startMs: 0,
     stopped: null,
   }
-  const start = await mode.start(photo)
+  const start = await startOnce(mode, photo, log)
   let mask = start.mask
   run.startMs = round(start.ms, 0)
   run.iou.push(quickScore(truth, mask).iou)
