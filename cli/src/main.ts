@@ -8,6 +8,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { keysCreate, keysList, keysRevoke, jobs, usage } from './commands/account.js'
 import { batch } from './commands/batch.js'
+import { type CatalogCommandOptions, catalog, LAYOUTS, SHADOWS } from './commands/catalog.js'
 import { login, logout } from './commands/login.js'
 import { remove, type RemoveOptions } from './commands/remove.js'
 import { type TryOnCommandOptions, tryOn } from './commands/try-on.js'
@@ -30,6 +31,12 @@ const intOption = (value: string) => {
   } catch (err) {
     throw new InvalidArgumentError((err as Error).message)
   }
+}
+
+/** A whole number from 0 (a seed may be 0; `intOption` starts at 1). */
+const wholeOption = (value: string) => {
+  if (!/^\d+$/.test(value.trim())) throw new InvalidArgumentError(`expected a whole number, got ${value}`)
+  return Number(value)
 }
 
 function processing(command: Command, defaultConcurrency: number): Command {
@@ -81,6 +88,24 @@ program
   .option('--out <dir>', 'where to write the result')
   .action(async (person: string, garment: string, options: TryOnCommandOptions) => {
     exitCode = await tryOn(person, garment, { ...globals(), ...options })
+  })
+program
+  .command('catalog')
+  .argument('<references...>', 'one to four shots of the product: front, back, side, detail')
+  .description('make a marketplace product photo from one to four shots (POST /v1/catalog-images)')
+  .option('--width <px>', 'output width, 256–4096 (default 1024)', intOption)
+  .option('--height <px>', 'output height, 256–4096 (default 1024)', intOption)
+  .option('--background <#RRGGBB>', 'background colour (default #FFFFFF)')
+  .addOption(new Option('--shadow <kind>', 'shadow under the product (default soft)').choices(SHADOWS))
+  .addOption(
+    new Option('--layout <kind>', 'hero: the front alone; views: every shot in a row (default hero)').choices(LAYOUTS),
+  )
+  .option('--seed <n>', 'the seed of an earlier image makes it again (default random)', wholeOption)
+  .option('--prompt <text>', 'for generative backends (recorded)')
+  .option('--steps <n>', 'for generative backends, 1–100', intOption)
+  .option('--out <dir>', 'where to write <front>-catalog.png')
+  .action(async (references: string[], options: CatalogCommandOptions) => {
+    exitCode = await catalog(references, { ...globals(), ...options })
   })
 program
   .command('jobs')

@@ -21,9 +21,11 @@ export type Usage = Schemas['Usage']
 export type ApiKey = Schemas['ApiKey']
 export type RemovalOptions = Schemas['RemovalOptions']
 export type TryOnOptions = Schemas['TryOnOptions']
+export type CatalogImage = Schemas['CatalogImage']
 /** Where a job's image comes from: a ready upload or a public URL. */
 export type Source = { uploadId: string } | { sourceUrl: string }
 export type ListJobsQuery = NonNullable<paths['/v1/jobs']['get']['parameters']['query']>
+export type ListCatalogImagesQuery = NonNullable<paths['/v1/catalog-images']['get']['parameters']['query']>
 
 export interface CutoutOptions {
   /** The API origin, e.g. `https://api.example` or `http://127.0.0.1:8787`. */
@@ -62,6 +64,48 @@ export const DEFAULT_OPTIONS: RemovalOptions = {
   quality: 'balanced',
   alpha: { mode: 'raw', feather: 0 },
   output: 'cutout',
+}
+
+/**
+ * The fields of POST /v1/catalog-images besides the references, each optional (the API applies
+ * its defaults: 1024×1024, `soft`, `hero`, `#FFFFFF`, a random seed), as numbers where the API
+ * reads a number; each is sent as its multipart part. `_SameCatalogParts` holds the names to the
+ * contract's: a part the API adds or drops is a compile error here.
+ */
+export interface CatalogImageOptions {
+  /** At most 4000 characters; recorded, passed to generative backends. */
+  prompt?: string
+  /** 256–4096 pixels. */
+  width?: number
+  height?: number
+  /** 1–100, for generative backends. */
+  steps?: number
+  /** 0–4294967295: the seed of an earlier image, with the same references and fields, makes it again. */
+  seed?: number
+  /** `#RRGGBB`. */
+  background?: string
+  shadow?: CatalogImage['shadow']
+  /** `hero`: the front view alone; `views`: every reference in one row. */
+  layout?: CatalogImage['layout']
+}
+type CatalogPart = Exclude<keyof Schemas['CatalogImageMultipart'], 'references'>
+type _SameCatalogParts = Holds<
+  [Exclude<CatalogPart, keyof CatalogImageOptions>, Exclude<keyof CatalogImageOptions, CatalogPart>] extends [
+    never,
+    never,
+  ]
+    ? true
+    : false
+>
+
+/** A catalog image: its PNG, its id and the seed that makes it again. */
+export interface CatalogImageResult {
+  id: string
+  seed: number
+  bytes: Uint8Array
+  contentType: string
+  /** Where it can be read again for 24 hours, absolute (GET /v1/catalog-images/{id}, with the credential). */
+  url: string
 }
 
 export interface RemoveResult {
@@ -309,6 +353,44 @@ export class Cutout {
     return this.#finished(created, extra)
   }
 
+  /**
+   * POST /v1/catalog-images: a product photo from one to four references (front, back, side,
+   * detail), sent in the request, in order. The API makes it while the call waits, so this one
+   * call is the whole of it: the PNG, its id and its seed. An `Idempotency-Key` is made unless
+   * one is given, and every retry carries it, so a retried call returns the first image, charged
+   * once. A reference the API refuses is thrown with its `field` (`references.1` is the second).
+   */
+  async createCatalogImage(
+    references: ImageInput[],
+    options: CatalogImageOptions = {},
+    extra: { idempotencyKey?: string; signal?: AbortSignal } = {},
+  ): Promise<CatalogImageResult> {
+    const body = new FormData()
+    for (const [i, reference] of references.entries()) {
+      const blob = await toBlob(reference)
+      body.append('references', blob, blob instanceof File ? blob.name : `reference-${i}`)
+    }
+    for (const [name, value] of Object.entries(options)) {
+      if (value !== undefined) body.append(name, String(value))
+    }
+    const headers = extra.idempotencyKey ? { 'idempotency-key': extra.idempotencyKey } : undefined
+    const res = await this.send(
+      this.#request('/v1/catalog-images', { method: 'POST', body, headers, signal: extra.signal }),
+    )
+    return catalogImageOf(res, this.baseUrl)
+  }
+
+  /** GET /v1/catalog-images/{id}: a catalog image made by this workspace, again (for 24 hours). */
+  async getCatalogImage(id: string, signal?: AbortSignal): Promise<CatalogImageResult> {
+    const res = await this.send(this.#request(`/v1/catalog-images/${encodeURIComponent(id)}`, { signal }))
+    return catalogImageOf(res, this.baseUrl)
+  }
+
+  /** The workspace's catalog images, newest first, with the fields and seed each was made with. */
+  listCatalogImages(query: ListCatalogImagesQuery = {}) {
+    return unwrap(this.api.GET('/v1/catalog-images', { params: { query } }))
+  }
+
   /** The job once terminal, and its result's bytes; a job that did not succeed is thrown. */
   async #finished(created: Job, extra: WaitOptions): Promise<RemoveResult> {
     const job = await this.waitForJob(created.id, extra)
@@ -357,3 +439,17 @@ export class JobFailedError extends CutoutProblem {
 }
 
 export const jobProblem = (job: Job) => new JobFailedError(job)
+
+/** A catalog image answer (201 or 200 `image/png`) read, or its problem thrown. */
+async function catalogImageOf(res: Response, baseUrl: string): Promise<CatalogImageResult> {
+  if (!res.ok) throw await CutoutProblem.fromResponse(res)
+  const id = res.headers.get('x-catalog-image-id') ?? ''
+  const url = new URL(res.headers.get('location') ?? `/v1/catalog-images/${id}`, `${baseUrl}/`)
+  return {
+    id,
+    seed: Number(res.headers.get('x-generation-seed')),
+    bytes: new Uint8Array(await res.arrayBuffer()),
+    contentType: res.headers.get('content-type') ?? 'image/png',
+    url: url.href,
+  }
+}

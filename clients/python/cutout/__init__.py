@@ -13,7 +13,16 @@ from ._image import ImageInput, sniff_image_type
 from ._operations import OPERATIONS, Api, AsyncApi
 from ._schema import SCHEMAS, TERMINAL_STATUSES
 from ._transport import Binary, Multipart, SseEvent, SseParser
-from .client import DEFAULT_OPTIONS, AsyncCutout, Cutout, RemoveResult, is_terminal, job_problem
+from .client import (
+    DEFAULT_OPTIONS,
+    AsyncCutout,
+    CatalogImageOptions,
+    CatalogImageResult,
+    Cutout,
+    RemoveResult,
+    is_terminal,
+    job_problem,
+)
 from .problem import CutoutProblem, retry_after_seconds
 from .retry import RetryOptions
 
@@ -28,6 +37,8 @@ __all__ = [
     "AsyncApi",
     "AsyncCutout",
     "Binary",
+    "CatalogImageOptions",
+    "CatalogImageResult",
     "Cutout",
     "CutoutProblem",
     "ImageInput",

@@ -1,6 +1,7 @@
 """The client against the real local stack (``npm start``, the real model): a background removed
 in one call from a path, from bytes and through the async client; the job's events followed and
-resumed with ``Last-Event-ID``; idempotency keys; errors as typed ``CutoutProblem``s."""
+resumed with ``Last-Event-ID``; idempotency keys; errors as typed ``CutoutProblem``s; a try-on and a
+catalog image in one call each."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import httpx
 import pytest
 from conftest import png_header
 
-from cutout import AsyncCutout, Cutout, CutoutProblem
+from cutout import SCHEMAS, AsyncCutout, CatalogImageOptions, Cutout, CutoutProblem
 
 RGBA_512 = {"signature": "89504e470d0a1a0a", "width": 512, "height": 512, "colour_type": 6}
 
@@ -118,3 +119,43 @@ def test_a_try_on_without_a_person_raises_the_jobs_problem(cutout):
     root = Path(__file__).resolve().parents[3]
     with pytest.raises(CutoutProblem):
         cutout.try_on(root / "inference-server/test/fixtures/coffee.png", root / "docs/try-on/garment-dress.jpg", {"category": "dress"})
+
+
+def test_catalog_image_options_are_the_contracts_parts():
+    parts = set(SCHEMAS["CatalogImageMultipart"].__annotations__) - {"references"}
+    assert set(CatalogImageOptions.__annotations__) == parts
+
+
+def test_makes_a_catalog_image_in_one_call_reads_it_back_and_finds_it_listed(cutout):
+    coffee = Path(__file__).resolve().parents[3] / "inference-server/test/fixtures/coffee.png"
+    fields: CatalogImageOptions = {"width": 384, "height": 256, "background": "#336699", "shadow": "none", "seed": 7}
+    made = cutout.create_catalog_image([coffee], fields)
+    assert (made.seed, made.content_type) == (7, "image/png")
+    assert made.url == f"{cutout.base_url}/v1/catalog-images/{made.id}"
+    assert (png_header(made.content)["width"], png_header(made.content)["height"]) == (384, 256)
+    again = cutout.get_catalog_image(made.id)
+    assert (again.id, again.seed, again.content) == (made.id, 7, made.content)
+    listed = next(i for i in cutout.list_catalog_images(limit=100)["catalogImages"] if i["id"] == made.id)
+    assert {**listed, "references": 1, "layout": "hero", **fields} == listed
+
+
+def test_async_catalog_image_retried_under_its_key_is_the_first_image(stack):
+    coffee = (Path(__file__).resolve().parents[3] / "inference-server/test/fixtures/coffee.png").read_bytes()
+    key = str(uuid.uuid4())
+
+    async def run():
+        async with AsyncCutout(stack[0], api_key=stack[1]) as client:
+            first = await client.create_catalog_image([coffee], {"width": 256, "height": 256}, idempotency_key=key)
+            retried = await client.create_catalog_image([coffee], {"width": 256, "height": 256}, idempotency_key=key)
+            return first, retried
+
+    first, retried = asyncio.run(run())
+    assert (retried.id, retried.seed, retried.content) == (first.id, first.seed, first.content)
+    assert png_header(first.content)["width"] == 256
+
+
+def test_a_catalog_reference_that_is_no_image_raises_the_problem_naming_it(cutout):
+    coffee = Path(__file__).resolve().parents[3] / "inference-server/test/fixtures/coffee.png"
+    with pytest.raises(CutoutProblem) as caught:
+        cutout.create_catalog_image([coffee, b"not an image, only text" * 4])
+    assert (caught.value.status, caught.value.code, caught.value.field) == (415, "unsupported_media", "references.1")
