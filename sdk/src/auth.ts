@@ -4,7 +4,8 @@
  * caller owns (a file for the CLI, memory or storage in a browser). Access tokens live an hour;
  * the SDK refreshes one shortly before it expires, or once after a 401, and saves the new pair.
  * Refresh tokens are single use: concurrent requests share the refresh in flight, and a store
- * shared by several clients (a browser's tabs) may make renewals exclusive among them. Refreshes
+ * shared by several clients (a browser's tabs) may make renewals exclusive among them. A session
+ * the API will not renew has ended: the store is told to forget it. Refreshes
  * that still race (two processes sharing a session file) get the same pair from the API, which
  * answers a token rotated moments ago with its successor; a token replayed later ends the session.
  */
@@ -26,6 +27,12 @@ export interface SessionStore {
    * tabs). Optional: renewals in one client are one at a time anyway.
    */
   exclusive?<T>(renew: () => Promise<T>): Promise<T>
+  /**
+   * Forgets the session. Called when the API refuses to renew it (401: revoked, signed out
+   * elsewhere, or its refresh token replayed), so the next call finds no session rather than
+   * sending a dead one again. Optional: a store without it keeps what it holds.
+   */
+  clear?(): void | Promise<void>
 }
 
 /** The API's token pair (email verify, refresh, device token). */
@@ -89,7 +96,7 @@ export class Credentials {
       if (current.accessToken !== staleToken && current.expiresAt - EARLY_REFRESH_MS > Date.now()) {
         return current.accessToken
       }
-      const next = toSession(await this.refresh(current.refreshToken))
+      const next = toSession(await this.#refreshOrEnd(store, current.refreshToken))
       await store.save(next)
       return next.accessToken
     }
@@ -97,5 +104,15 @@ export class Credentials {
       this.#refreshing = undefined
     })
     return this.#refreshing
+  }
+
+  /** The new pair; a 401 means the session has ended, and the store forgets it. */
+  async #refreshOrEnd(store: SessionStore, refreshToken: string): Promise<TokenPair> {
+    try {
+      return await this.refresh(refreshToken)
+    } catch (err) {
+      if (err instanceof CutoutProblem && err.status === 401) await store.clear?.()
+      throw err
+    }
   }
 }

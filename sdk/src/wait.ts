@@ -6,13 +6,13 @@
  * event seen (SPEC.md §6), up to `MAX_RECONNECTS` times in a row without a new event. When it
  * cannot be opened or keeps breaking, the job is read again (the reconciliation §6 asks for after
  * a gap) and then polled, slowly backing off, until the job ends or the time is up.
- * `followEvents` is that resuming reader on its own, over any transport (the page opens its
- * streams with its own credentials).
+ * `followEvents` is that resuming reader on its own, over any transport and for streams without
+ * an end too (a project's, which the editor follows while it is open).
  */
 import type { Cutout, Job } from './client.js'
 import { TERMINAL_STATUSES, type TerminalStatus } from './contract.js'
 import { CutoutProblem } from './problem.js'
-import { sleep } from './retry.js'
+import { backoffMs, sleep } from './retry.js'
 import { readSse, type SseEvent } from './sse.js'
 
 export interface WaitOptions {
@@ -54,7 +54,8 @@ export async function waitForJob(cutout: Cutout, id: string, options: WaitOption
 
 /**
  * Opens an event stream after `lastEventId` (none: from the start): its body, or undefined when it
- * cannot be opened. It throws only when `signal` is aborted.
+ * cannot be opened (the resource is gone, or access refused: reopening would not help). A throw is
+ * a failure to try again, counted as a break, unless `signal` is aborted.
  */
 export type OpenEvents = (
   lastEventId: string | undefined,
@@ -70,24 +71,35 @@ export interface FollowOptions {
    * ends once the job is terminal), false to reopen it. Without it a clean end is the end.
    */
   ended?: () => boolean | Promise<boolean>
+  /**
+   * Reopenings in a row without a new event before giving up. Default 3 (`MAX_RECONNECTS`);
+   * `Infinity` follows a stream that has no end (a project's) until `signal` aborts.
+   */
+  reconnects?: number
+  /** The first reopening's wait ceiling in ms, doubling per failure in a row. Default 1000. */
+  baseDelayMs?: number
+  /** The longest wait before a reopening, in ms. Default 10 000. */
+  maxDelayMs?: number
 }
 
 /**
  * Reads an event stream to its end, reopening it with `Last-Event-ID` after the last event seen
  * when it breaks off (or ends before `ended` agrees), so it resumes where it stopped (SPEC.md §6),
- * up to `MAX_RECONNECTS` times in a row without a new event. True once it ended; false when the
- * stream could not be opened or kept breaking, and the caller should reconcile (read the state
- * again) instead. Any transport works: `open` decides how the stream is requested.
+ * after a backoff, up to `reconnects` times in a row without a new event. True once it ended;
+ * false when the stream could not be opened or kept breaking, and the caller should reconcile
+ * (read the state again) instead. Any transport works: `open` decides how the stream is requested.
  */
 export async function followEvents(open: OpenEvents, options: FollowOptions = {}): Promise<boolean> {
   const signal = options.signal ?? new AbortController().signal
+  const { reconnects = MAX_RECONNECTS, baseDelayMs = 1000, maxDelayMs = 10_000 } = options
   let lastEventId: string | undefined
-  for (let failures = 0; failures <= MAX_RECONNECTS; ) {
-    if (failures) await sleep(500 * failures, signal)
-    const body = await open(lastEventId, signal)
-    if (!body) return false
+  for (let failures = 0; failures <= reconnects; ) {
+    // Full jitter, so the many pages a server restart cut off do not all come back at once.
+    if (failures) await sleep(backoffMs(failures - 1, baseDelayMs, maxDelayMs), signal)
     const before = lastEventId
     try {
+      const body = await open(lastEventId, signal)
+      if (!body) return false
       for await (const event of readSse(body)) {
         if (event.id) lastEventId = event.id
         options.onEvent?.(event)
@@ -95,7 +107,7 @@ export async function followEvents(open: OpenEvents, options: FollowOptions = {}
       if (!options.ended || (await options.ended())) return true
     } catch (err) {
       if (signal.aborted) throw err
-      // Broken off: resume after the last event seen.
+      // Broken off, or not opened this time: resume after the last event seen.
     }
     failures = lastEventId !== before ? 1 : failures + 1
   }

@@ -124,6 +124,47 @@ describe('followEvents over any transport', () => {
     expect(fake.jobReads).toBe(0)
   })
 
+  it('follows a stream without an end (reconnects: Infinity) past any number of closes and failed opens, until one says it is gone', async () => {
+    const fake = await start(
+      (n, res) => {
+        if (n === 0) return res.end(event('e1', 'image.refinement.completed.v1', 'succeeded'))
+        if (n === 5) return breakOff(res, event('e2', 'image.refinement.completed.v1', 'succeeded'))
+        res.end() // closed without an event (a proxy's idle cut)
+      },
+      () => 'processing',
+    )
+    const seen: (string | undefined)[] = []
+    let opens = 0
+    const ended = await followEvents(
+      async (lastEventId, signal) => {
+        opens++
+        if (opens === 3) throw new TypeError('Failed to fetch') // not opened this time: tried again
+        if (opens === 9) return undefined // gone (a deleted project's 404): asking again cannot help
+        const headers: Record<string, string> = lastEventId ? { 'last-event-id': lastEventId } : {}
+        const res = await fetch(`${fake.cutout.baseUrl}/v1/jobs/${JOB}/events`, { headers, signal })
+        return res.body ?? undefined
+      },
+      { reconnects: Number.POSITIVE_INFINITY, ended: () => false, baseDelayMs: 5, onEvent: (e) => seen.push(e.id) },
+    )
+    expect(ended).toBe(false)
+    expect(seen).toEqual(['e1', 'e2'])
+    // Five opens in a row brought nothing new (more than the default three), yet it kept on, each after e1.
+    expect(fake.resumedFrom).toEqual(['', 'e1', 'e1', 'e1', 'e1', 'e1', 'e2'])
+    expect(opens).toBe(9)
+  })
+
+  it('stops waiting to reopen once its signal aborts', async () => {
+    const controller = new AbortController()
+    const following = followEvents(async () => new Response('').body ?? undefined, {
+      signal: controller.signal,
+      reconnects: Number.POSITIVE_INFINITY,
+      ended: () => false,
+      baseDelayMs: 60_000,
+    })
+    setTimeout(() => controller.abort(new Error('left the editor')), 20)
+    await expect(following).rejects.toThrow('left the editor')
+  })
+
   it('is false when the stream cannot be opened, so the caller reconciles', async () => {
     expect(await followEvents(async () => undefined)).toBe(false)
   })
