@@ -1,15 +1,22 @@
 /**
- * The page's only way to the API: same-origin fetch with the session's bearer token when signed
- * in (the anonymous device cookie otherwise), problem+json turned into the SDK's `CutoutProblem`.
- * The session is the SDK's too (`Credentials` over web/src/session.ts's store): renewed a minute
- * before it lapses or once after a 401, one renewal at a time in this tab and across its copies in
- * other tabs. Tokens never go into URLs or the console. The types and the problem class are the
- * SDK's (sdk/src), bundled into the page.
+ * The page's way to the API: the SDK's `Cutout` client (sdk/src/client.ts) on this origin, so the
+ * page keeps the rules every SDK user gets instead of copies of them. Its session is the SDK's
+ * `storageSession` (web/src/session.ts), renewed a minute before it lapses or once after a 401,
+ * one renewal in flight for all of the tab's requests and its copies in other tabs, and forgotten
+ * when the API will not renew it (sdk/src/auth.ts). Its retries are the ones /openapi.json states
+ * (sdk/src/retry.ts): a 429 waited out after a short `Retry-After`, a 5xx or a lost connection
+ * sent again when the request is safe to repeat, an `Idempotency-Key` on every create. Answers
+ * other than 2xx are the SDK's `CutoutProblem`, with the API's own code.
+ *
+ * What stays here is the page's own: which client sends (signed in, or anonymous on the device
+ * cookie), how many times a person waits for a retry, the rate-wait notice's feed, and the words
+ * for a connection that is lost. Tokens never go into URLs or the console.
  */
-import { Credentials, type TokenPair } from '../../sdk/src/auth'
+import { Cutout } from '../../sdk/src/client'
 import { CutoutProblem } from '../../sdk/src/problem'
+import type { RetryOptions } from '../../sdk/src/retry'
 import type { components } from '../../sdk/src/schema'
-import { clearSession, loadSession, sessionStore } from './session'
+import { loadSession, sessionStore } from './session'
 
 export { CutoutProblem }
 
@@ -27,33 +34,13 @@ export interface RequestOptions {
   signal?: AbortSignal
 }
 
-const credentials = new Credentials({ session: sessionStore }, async (refreshToken): Promise<TokenPair> => {
-  const res = await fetch('/v1/auth/refresh', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ refreshToken }),
-  })
-  if (!res.ok) throw await CutoutProblem.fromResponse(res)
-  return (await res.json()) as TokenPair
-})
-
-/**
- * The bearer token to send, renewed when it is about to lapse (or, given the token a 401 refused,
- * renewed now). A session the API will not renew has ended: the page forgets it, and the problem
- * ("sign in again") goes to the caller.
- */
-async function bearer(refused?: string): Promise<string | undefined> {
-  if (!loadSession()) return undefined
-  try {
-    return refused ? await credentials.renew(refused) : await credentials.token()
-  } catch (err) {
-    if (err instanceof CutoutProblem && err.status === 401) clearSession()
-    throw err
+/** The request never reached the API (offline, DNS, a dropped connection): there is no problem body. */
+export class ConnectionLost extends Error {
+  override readonly name = 'ConnectionLost'
+  constructor(cause: unknown) {
+    super('Could not reach the server: check your connection and try again', { cause })
   }
 }
-
-/** How often a request the rate limit refused is sent again after its `Retry-After`. */
-const RATE_LIMIT_RETRIES = 2
 
 /** Told when a request starts waiting out a 429 (the epoch ms it will be sent again) and when it stops. */
 type RateWaitListener = (event: { id: number; until: number | null }) => void
@@ -65,61 +52,58 @@ export function onRateWait(listener: RateWaitListener): void {
   rateWaitListeners.push(listener)
 }
 
-async function waitOut(seconds: number): Promise<void> {
+function announceRateWait(ms: number): void {
   const id = ++rateWaits
-  const ms = seconds * 1000 + 250
   for (const l of rateWaitListeners) l({ id, until: Date.now() + ms })
-  try {
-    await new Promise((resolve) => setTimeout(resolve, ms))
-  } finally {
+  setTimeout(() => {
     for (const l of rateWaitListeners) l({ id, until: null })
-  }
+  }, ms)
 }
 
 /**
- * The wait a 429 asks for when it is short (the per-minute request rate), else null: the daily
- * anonymous allowance also answers 429, with a wait until midnight, and that one is shown.
+ * The SDK's retry rules, with fewer attempts than a script's default (a person is waiting on the
+ * button); each wait for a 429 is announced.
  */
-function shortRetryAfter(res: Response): number | null {
-  if (res.status !== 429) return null
-  const seconds = Number(res.headers.get('retry-after'))
-  return Number.isFinite(seconds) && seconds >= 0 && seconds <= 60 ? seconds : null
+const RETRY: RetryOptions = {
+  maxRetries: 2,
+  onRetry: ({ status, delayMs }) => {
+    if (status === 429) announceRateWait(delayMs)
+  },
 }
 
-/**
- * A raw response for a 2xx; throws `CutoutProblem` otherwise. A 429 with a short `Retry-After` is
- * waited out and sent again (the body is a string, FormData or File, so it can be re-sent).
- */
-export async function request(path: string, opts: RequestOptions = {}): Promise<Response> {
-  const send = (token: string | undefined) => {
-    const headers: Record<string, string> = { ...opts.headers }
-    if (token) headers.authorization = `Bearer ${token}`
-    let body = opts.body
-    if (opts.json !== undefined) {
-      headers['content-type'] = 'application/json'
-      body = JSON.stringify(opts.json)
-    }
-    return fetch(path, { method: opts.method ?? 'GET', headers, body, signal: opts.signal, credentials: 'same-origin' })
-  }
-  let res: Response
+/** The browser's fetch (same-origin: the device cookie goes along), a lost connection said as such. */
+async function send(request: Request): Promise<Response> {
   try {
-    let token = opts.anonymous ? undefined : await bearer()
-    res = await send(token)
-    if (res.status === 401 && token) {
-      token = await bearer(token)
-      res = await send(token)
-    }
-    for (let retry = 0; retry < RATE_LIMIT_RETRIES && shortRetryAfter(res) !== null; retry++) {
-      await waitOut(shortRetryAfter(res) ?? 0)
-      res = await send(token)
-    }
+    return await fetch(request)
   } catch (err) {
-    if (err instanceof CutoutProblem || (err as Error).name === 'AbortError') throw err
-    throw new CutoutProblem(0, {
-      code: 'network_error',
-      detail: 'Could not reach the server: check your connection and try again',
-    })
+    throw request.signal.aborted ? err : new ConnectionLost(err)
   }
+}
+
+const origin = globalThis.location?.origin ?? 'http://localhost'
+const signedInClient = new Cutout({ baseUrl: origin, session: sessionStore, retry: RETRY, fetch: send })
+const anonymousClient = new Cutout({ baseUrl: origin, retry: RETRY, fetch: send })
+
+/** The client for this call: the session's while signed in, else the anonymous one (the device cookie). */
+export function cutout(anonymous = false): Cutout {
+  return !anonymous && loadSession() ? signedInClient : anonymousClient
+}
+
+/** A raw response for a 2xx, through the SDK's transport; throws `CutoutProblem` otherwise. */
+export async function request(path: string, opts: RequestOptions = {}): Promise<Response> {
+  const headers = new Headers(opts.headers)
+  let body = opts.body
+  if (opts.json !== undefined) {
+    headers.set('content-type', 'application/json')
+    body = JSON.stringify(opts.json)
+  }
+  const req = new Request(new URL(path, `${origin}/`), {
+    method: opts.method ?? 'GET',
+    headers,
+    body,
+    signal: opts.signal,
+  })
+  const res = await cutout(opts.anonymous).send(req)
   if (!res.ok) throw await CutoutProblem.fromResponse(res)
   return res
 }

@@ -6,7 +6,6 @@
  * after it: an anonymous visitor's requests are few (30 a minute), and an image takes three
  * (removal, events, result). Unlike the SDK's `waitForJob`, which reads the job at the end.
  */
-import { readSse } from '../../sdk/src/sse'
 import { followEvents, isTerminalStatus } from '../../sdk/src/wait'
 import { type Job, request, requestJson } from './api'
 
@@ -89,20 +88,11 @@ async function reconcile(id: string, anonymous: boolean): Promise<JobEnd> {
   }
 }
 
-/** An event's data as the JSON envelope (§6), or undefined when it is not one. */
-function envelope<T>(data: string): T | undefined {
+/** An event's data as the JSON envelope (§6), or undefined when it is not one (a keep-alive). */
+export function envelope<T>(data: string): T | undefined {
   try {
     return JSON.parse(data) as T
   } catch {
     return undefined
-  }
-}
-
-/** The stream's events whose data is the JSON envelope (§6); comments and keep-alives are skipped. */
-export async function* readEvents<T = JobEvent>(res: Response): AsyncGenerator<T> {
-  if (!res.body) return
-  for await (const event of readSse(res.body)) {
-    const parsed = envelope<T>(event.data)
-    if (parsed) yield parsed
   }
 }

@@ -3,6 +3,7 @@
  * the account corner shows who is signed in, with Sign out, or a Sign in link; the links for
  * signed-in visitors show only to them. Every page with a script calls this once.
  */
+import { cutout } from './api'
 import { byId } from './dom'
 import { clearSession, loadSession, onSession } from './session'
 
@@ -23,9 +24,7 @@ function signOut(): void {
   clearSession()
   // Revoke server-side too; the page has already forgotten the tokens whatever the answer.
   if (session)
-    void fetch('/v1/auth/logout', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${session.accessToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ refreshToken: session.refreshToken }),
-    }).catch(() => undefined)
+    void cutout()
+      .signOut(session.refreshToken)
+      .catch(() => undefined)
 }

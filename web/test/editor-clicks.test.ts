@@ -5,7 +5,8 @@
  * marker drawn; clicks made while one is in flight wait their turn, each on the revision the one
  * before made, with no 409 said; Undo steps back over a click's revision and its marker leaves;
  * a box is one refinement too. The markers are the points of the refinements the revision on show
- * descends from, read back from the canvas's pixels.
+ * descends from, read back from the canvas's pixels. The project's event stream, closed by the
+ * server after its first event, is reopened after that event (the SDK's follower, as every client).
  *
  * SCREENSHOTS_DIR=docs/web writes docs/web/editor-clicks.png.
  */
@@ -111,6 +112,34 @@ async function markerAt(page: Page, [x, y]: Point): Promise<'keep' | 'drop' | nu
   return near(KEEP) ? 'keep' : near(DROP) ? 'drop' : null
 }
 
+/** The id of the one event the cut stream carried. */
+const CUT_EVENT_ID = 'cut-after-this'
+
+/**
+ * The project's event stream as a server that closes it after one event, the first time only:
+ * the editor must reopen it with that event's id as `Last-Event-ID` (the SDK's `followEvents`).
+ * The reopening goes on to the real stack without the made-up id, which it would not know.
+ * Returns the `Last-Event-ID` of each opening, as they come (null: none).
+ */
+async function cutProjectStreamOnce(page: Page): Promise<(string | null)[]> {
+  const opens: (string | null)[] = []
+  await page.route(/\/v1\/projects\/[^/]+\/events$/, async (route) => {
+    const headers = route.request().headers()
+    opens.push(headers['last-event-id'] ?? null)
+    if (opens.length > 1) {
+      delete headers['last-event-id']
+      return route.fallback({ headers })
+    }
+    const envelope = { id: CUT_EVENT_ID, type: 'image.project.test.v1', data: {} }
+    await route.fulfill({
+      status: 200,
+      contentType: 'text/event-stream',
+      body: `id: ${CUT_EVENT_ID}\nevent: ${envelope.type}\ndata: ${JSON.stringify(envelope)}\n\n`,
+    })
+  })
+  return opens
+}
+
 const markers = (page: Page, points: Point[]) => Promise.all(points.map((p) => markerAt(page, p)))
 const shownId = (page: Page) => page.getAttribute('#revision', 'data-revision-id')
 
@@ -119,6 +148,7 @@ describe('the editor as a click tool', () => {
     const { context, page } = await signedInPage(browser, session, (text) => cspViolations.push(text))
     const errors: string[] = []
     page.on('pageerror', (err) => errors.push(err.message))
+    const eventOpens = await cutProjectStreamOnce(page)
     await page.goto(`${baseUrl}/editor?job=${jobId}`)
     await page.locator('#editor[data-ready]').waitFor({ timeout: 120_000 })
     const projectId = new URL(page.url()).searchParams.get('project')!
@@ -251,6 +281,8 @@ describe('the editor as a click tool', () => {
 
     expect(errors).toEqual([])
     expect(firstClickMs).toBeLessThan(30_000)
+    // The stream the server cut after one event was reopened after that event, and only once.
+    expect(eventOpens).toEqual([null, CUT_EVENT_ID])
     await context.close()
   })
 })

@@ -4,7 +4,9 @@
  * refresh at once, and a duplicated tab holds a copy of the same single-use refresh token. Before,
  * a reload sent four refreshes with one token, three were taken for reuse, and the API revoked the
  * session: the page signed its user out. Now one refresh is sent, the tabs follow each other, and
- * the session lives on (web/src/api.ts, sdk/src/browser-session.ts, the API's reuse window).
+ * the session lives on; and a session the API will not renew ends on the page too (the SDK's
+ * client and store behind web/src/api.ts: sdk/src/auth.ts, sdk/src/browser-session.ts, the API's
+ * reuse window).
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -84,6 +86,26 @@ describe('the page with a lapsed access token', () => {
     expect(after.refreshToken).not.toBe(before.refreshToken)
     expect(after.expiresAt).toBeGreaterThan(Date.now())
     expect(await usageStatus(after.accessToken)).toBe(200)
+    await context.close()
+  })
+
+  it('signs out when the API will not renew the session: one refused refresh, nothing kept', async () => {
+    const context = await browser.newContext()
+    const page = await signedInPage(context, 'revoked')
+    // Signed out elsewhere (the CLI, another browser): the session is revoked at the API.
+    const logout = await fetch(new URL('/v1/auth/logout', stack.baseUrl), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ refreshToken: (await stored(page)).refreshToken }),
+    })
+    expect(logout.ok).toBe(true)
+    const refreshes = refreshStatuses(context)
+    await lapse(page)
+    await page.reload()
+    await page.locator('#signed-out').waitFor()
+    expect(await page.evaluate(`sessionStorage.getItem('cutout.session')`)).toBeNull()
+    await page.waitForTimeout(500)
+    expect(refreshes).toEqual([401])
     await context.close()
   })
 

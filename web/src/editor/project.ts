@@ -5,8 +5,9 @@
  * stream. Only public endpoints: the page holds no rules of its own.
  */
 import type { Recipe, Stroke } from '../../../src/contract/editing'
-import { type Schemas, request, requestJson } from '../api'
-import { readEvents } from '../events'
+import { followEvents } from '../../../sdk/src/wait'
+import { CutoutProblem, type Schemas, request, requestJson } from '../api'
+import { envelope } from '../events'
 import { decodeGrayPng, type Mask, unzipEntry } from './codecs'
 
 export type Project = Schemas['Project']
@@ -145,29 +146,37 @@ export interface ProjectEvent {
 }
 
 /**
- * Follows `GET /v1/projects/{id}/events` until `signal` aborts: the stream stays open (a project
- * has no end), and a dropped one is reopened after the last event seen (`Last-Event-ID`).
+ * Follows `GET /v1/projects/{id}/events` until `signal` aborts, with the SDK's follower: the stream
+ * stays open (a project has no end), and one that breaks off or is closed is reopened after the
+ * last event seen (`Last-Event-ID`), backing off while it keeps failing. A project that is gone
+ * (404) or no longer this session's (401, 403) is not asked again.
  */
 export async function followProject(
   projectId: string,
   onEvent: (event: ProjectEvent) => void,
   signal: AbortSignal,
 ): Promise<void> {
-  let lastId: string | undefined
-  for (let failures = 0; !signal.aborted; ) {
+  const open = async (lastEventId: string | undefined) => {
     try {
       const res = await request(`${base(projectId)}/events`, {
         signal,
-        headers: { accept: 'text/event-stream', ...(lastId ? { 'last-event-id': lastId } : {}) },
+        headers: { accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
       })
-      for await (const event of readEvents<ProjectEvent>(res)) {
-        lastId = event.id
-        failures = 0
-        onEvent(event)
-      }
-    } catch {
-      failures++
+      return res.body ?? undefined
+    } catch (err) {
+      // Refused for good: reopening would be refused again. Anything else is tried again.
+      if (err instanceof CutoutProblem && !err.retryable) return undefined
+      throw err
     }
-    if (!signal.aborted) await new Promise((r) => setTimeout(r, Math.min(10_000, 1000 * 2 ** failures)))
   }
+  await followEvents(open, {
+    signal,
+    reconnects: Number.POSITIVE_INFINITY,
+    // The server ends a project's stream only when the project is deleted: reopen, and learn it.
+    ended: () => false,
+    onEvent: (sse) => {
+      const event = envelope<ProjectEvent>(sse.data)
+      if (event) onEvent(event)
+    },
+  })
 }
