@@ -15,7 +15,7 @@
  * RATE_LIMIT_WINDOW_SECONDS and ANONYMOUS_DAILY_REMOVALS (src/config.ts) pass through when set.
  * wrangler's inspector listens on a free port of its own (printed at start) for Chrome DevTools;
  * wrangler 4.164 enables network inspection only while DevTools is attached, so no guard holds it
- * off any more (docs/decisions.md, issue 45). `scripts/check-node.mjs` runs first (package.json).
+ * off any more (docs/decisions.md "Local mode: `npm start`"). `scripts/check-node.mjs` runs first (package.json).
  * Secrets never go on a command line: they live in .wrangler/dev-secrets.json and .dev.vars.
  */
 import { createRequire } from 'node:module'

@@ -56,7 +56,7 @@ const vitest = (args: string[], reporters: string[] = []): Step => {
 /**
  * Type checks run TypeScript 7's native compiler (`typescript` 7.0, installed as `typescript-7`: the
  * same checker ported to Go, ~5× faster here than `tsc` 5.9 on these projects with the same errors;
- * docs/decisions.md, session 18 and issue 45). `tsc` 5.9 stays for what emits (the SDK's and CLI's
+ * docs/decisions.md "Exact pins, and the Workers test plugin"). `tsc` 5.9 stays for what emits (the SDK's and CLI's
  * builds) and for the tools that load the compiler as a library (openapi-typescript, whose peer
  * range is ^5, and dpdm): TypeScript 7's package has no such API.
  */
@@ -194,7 +194,7 @@ async function run(stage: Stage, buffer?: string[]): Promise<number> {
 /**
  * Lanes of stages run side by side, each lane's stages one after the other, after the checks
  * (CHECKS), which keep both cores busy by themselves. Measured with every process's CPU time read
- * from /proc (docs/decisions.md, sessions 14–17): the inference stage keeps both cores busy, so it
+ * from /proc (docs/decisions.md "`npm test`: stages and lanes"): the inference stage keeps both cores busy, so it
  * goes last, beside the end of the end-to-end stage, whose fault tests mostly wait (on deadlines
  * and retry backoffs of a frozen server, on a restart); the Worker stage (one file at a time, about
  * one core) goes first, beside the contract tests and the bulk of the end-to-end stage (a stack,

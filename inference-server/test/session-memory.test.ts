@@ -1,7 +1,7 @@
 /**
  * How a session holds its runs' memory (`INFERENCE_MEMORY_ARENA`, session-memory.ts): resident by
  * default (the arena on, no memory pattern), released with `0` (no arena, a pattern per input
- * size). Why, with the measurements: session-memory.ts and docs/decisions.md (session 15).
+ * size). Why, with the measurements: session-memory.ts and docs/decisions.md "A session keeps its runs' memory, and glibc gives it back".
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { planSession } from '../src/segmentation/model.js'

@@ -8,7 +8,7 @@
  * through the variables below.
  */
 
-/** Defaults (docs/decisions.md "Hardening: faults and load"). */
+/** Defaults (docs/decisions.md "Queued, processing and retries"). */
 export const DEADLINE_DEFAULTS = {
   /** `INFERENCE_READY_TIMEOUT_MS`: a readiness check slower than this counts as a server that is down. */
   readyTimeoutMs: 5_000,

@@ -1,6 +1,6 @@
 /**
  * @module
- * Retention (SPEC.md §8; docs/decisions.md, Hardening: retention). Every kind of stored bytes goes
+ * Retention (SPEC.md §8; docs/decisions.md "Retention"). Every kind of stored bytes goes
  * at its time: job and export results and catalog images 24 hours after they were made (their rows
  * stay and reads answer 410 `asset_expired`), a job's own source with its result (at once for a
  * job that failed or was canceled), an upload's bytes once it is a day old and no job still needs

@@ -4,7 +4,7 @@
  * and answered, and the stack keeps answering `GET /health/live` within a second while it is made
  * and stored, and after. Before, reading the inference server's answer took wrangler's proxy to
  * its 20,000 file descriptors (scripts/lib/inspector-guard.ts says why) and every request hung;
- * since wrangler 4.164 `npm start` needs no guard against that (docs/decisions.md, issue 45).
+ * since wrangler 4.164 `npm start` needs no guard against that (docs/decisions.md "Exact pins, and the Workers test plugin").
  *
  * `fast` removal, so the photo's mask is quick to make; the export is the slow part (it renders 49 MP).
  */

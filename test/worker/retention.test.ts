@@ -1,5 +1,5 @@
 /**
- * Retention (SPEC.md §8; docs/decisions.md, Hardening: retention): the cron trigger, run with its
+ * Retention (SPEC.md §8; docs/decisions.md "Retention"): the cron trigger, run with its
  * clock moved forward, deletes every kind of stored bytes at its time and the rows that only hold
  * secrets or state; reads then answer 410 while metadata stays, and a project keeps its bytes.
  */

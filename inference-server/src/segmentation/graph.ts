@@ -10,7 +10,7 @@
  * positions, so the output is identical (checked at prepare time and in a test).
  *
  * The protobuf is read and written with `onnx-proto` (the onnx.proto schema compiled for
- * protobufjs); docs/decisions.md "Quality levels (issue 14)" says why.
+ * protobufjs); docs/decisions.md "The size-agnostic graph" says why.
  */
 import onnxProto from 'onnx-proto'
 

@@ -31,7 +31,7 @@ export const sessionMemoryFromEnv = (env: Record<string, string | undefined>): S
   env.INFERENCE_MEMORY_ARENA === '0' ? 'released' : 'resident'
 
 /**
- * glibc's malloc setting the server runs with (docs/decisions.md, session 18). glibc reads it when
+ * glibc's malloc setting the server runs with (docs/decisions.md "A session keeps its runs' memory, and glibc gives it back"). glibc reads it when
  * the process starts, so whatever starts the server sets it: `npm start` (scripts/start.ts), the
  * benchmarks (bench/lib/stack.ts) and the Dockerfiles, which cannot import this and say it again.
  *
