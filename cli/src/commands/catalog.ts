@@ -60,7 +60,9 @@ export async function catalog(references: string[], options: CatalogCommandOptio
   // Read, and refused as the API would refuse them, before anything is sent.
   const shots = await Promise.all(
     references.map((file, i) =>
-      readImageFile(file, { field: `references.${i}` }).catch((e) => Promise.reject(uploadFailure(file, e))),
+      readImageFile(file, { field: `references.${i}` }).catch((err) => {
+        throw uploadFailure(file, err)
+      }),
     ),
   )
   const cutout = await authedClient(options, (line) => out.info(line))
