@@ -29,6 +29,7 @@ import { usage } from './routes/usage'
 import { webhooks } from './routes/webhooks'
 import { workspaces } from './routes/workspaces'
 import { noCredentials } from './schemas/common'
+import { withProblems } from './schemas/problems'
 import { withRetryRules } from './schemas/retry'
 import { TAGS } from './schemas/tags'
 
@@ -69,6 +70,16 @@ const getOpenApiDocument = createRoute({
   },
 })
 
+/**
+ * Every operation lists the problems its declaration implies beside its own (schemas/problems.ts),
+ * once all routes are registered: what /openapi.json says each can answer.
+ */
+function declareProblems(app: ReturnType<typeof createRouter>): void {
+  for (const definition of app.openAPIRegistry.definitions) {
+    if (definition.type === 'route') definition.route = withProblems(definition.route)
+  }
+}
+
 export function createApp() {
   const app = createRouter()
   // First: whatever answers a request, its body has been read to the end before the answer leaves.
@@ -97,6 +108,7 @@ export function createApp() {
   // JSON-RPC over HTTP, not a REST resource: outside the OpenAPI document (docs/decisions.md "MCP").
   app.route('/', mcpRoutes(API_VERSION))
   app.openAPIRegistry.registerPath(getOpenApiDocument)
+  declareProblems(app)
   app.openAPIRegistry.registerComponent('securitySchemes', 'Bearer', {
     type: 'http',
     scheme: 'bearer',

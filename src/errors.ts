@@ -9,7 +9,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import { describeIssue, type SchemaIssue } from './contract/validation'
 import type { AppEnv } from './env'
-import { AUTH_REALM, authChallenge } from './lib/bearer'
+import { authChallenge } from './lib/bearer'
 import { ERROR_STATUS, ERROR_TITLES, type ErrorCode, errorSlug, RETRYABLE_CODES } from './error-codes'
 import { log } from './lib/log'
 
@@ -178,37 +178,12 @@ export const notFoundOrNotAllowed =
     return res
   }
 
-const problemContent = (description: string) => ({
+/**
+ * A problem answer in a route's `responses`. Each operation lists the problems it can answer, not
+ * SPEC.md §7's twelve everywhere: those its declaration implies are added by
+ * src/schemas/problems.ts, the rest its route lists with this.
+ */
+export const problemContent = (description: string) => ({
   description,
   content: { 'application/problem+json': { schema: ProblemSchema } },
 })
-
-/**
- * The error responses listed on every JSON endpoint: SPEC.md §7 names these twelve as possible on
- * all of them, so a generated client can type each. Routes put their own description after the
- * spread where a status means something particular there (a removal's 413, a revision's 409).
- */
-export const errorResponses = {
-  400: problemContent('Invalid input'),
-  401: {
-    ...problemContent('Missing, invalid, expired or revoked API key'),
-    headers: {
-      'WWW-Authenticate': {
-        description: `The scheme to authenticate with: \`Bearer realm="${AUTH_REALM}"\`, plus \`error="invalid_token"\` when a bearer token was sent and refused`,
-        schema: { type: 'string' },
-      },
-    },
-  },
-  402: problemContent('No credits remain in this period'),
-  403: problemContent('The key lacks a required scope'),
-  404: problemContent('Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …)'),
-  409: problemContent('Conflict with an earlier request (an Idempotency-Key reused with other input)'),
-  413: problemContent('An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`)'),
-  415: problemContent('The body or an image is not of a supported type'),
-  422: problemContent('Well-formed but cannot be processed'),
-  429: problemContent('Rate limit exceeded'),
-  500: problemContent('Processing failed'),
-  503: problemContent('Processor unavailable'),
-} as const
-
-export { problemContent }

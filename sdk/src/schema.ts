@@ -865,7 +865,28 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "/image-event": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An event, POSTed to each enabled endpoint subscribed to its type
+         * @description Verify `webhook-signature` before trusting the body: it is hex(HMAC-SHA256(secret, "{webhook-timestamp}.{webhook-id}.{raw body}")) with the endpoint’s whole `whsec_…` secret as the key. A delivery not answered with a 2xx is retried on a schedule; a replay keeps its `webhook-id`, so an endpoint can drop one it has seen.
+         */
+        post: operations["receiveImageEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -1144,47 +1165,56 @@ export interface components {
         /** @description multipart/form-data with exactly these parts; any other part is 400 naming it */
         CatalogImageMultipart: {
             /**
-             * @description #RRGGBB (default #FFFFFF)
+             * @description The background colour, #RRGGBB
+             * @default #FFFFFF
              * @example #FFFFFF
              */
-            background?: string;
+            background: string;
             /**
-             * @description Output height, 256–4096 (default 1024)
+             * @description Output height in pixels
+             * @default 1024
              * @example 1024
              */
-            height?: string;
+            height: number;
             /**
-             * @description hero, views (default hero: the front view alone)
+             * @description hero, views (hero: the front view alone; views: every reference side by side)
+             * @default hero
              * @example hero
+             * @enum {string}
              */
-            layout?: string;
+            layout: "hero" | "views";
             /**
              * @description At most 4000 characters, any Unicode; passed to generative backends
+             * @default
              * @example Ceramic mug, studio light
              */
-            prompt?: string;
+            prompt: string;
             /** @description One to four images of the same product, in the order front, back, side, detail (repeat the part). JPEG, PNG, WebP, AVIF, HEIC or HEIF; each ≤ 50 MB, ≤ 25 MP, ≥ 32×32 */
-            references?: string[];
+            references: string[];
             /**
-             * @description 0–4294967295; default random, echoed in X-Generation-Seed
+             * @description Default random; the one used is echoed in X-Generation-Seed
              * @example 42
              */
-            seed?: string;
+            seed?: number;
             /**
-             * @description none, soft, hard, floating (default soft)
+             * @description none, soft, hard, floating
+             * @default soft
              * @example soft
+             * @enum {string}
              */
-            shadow?: string;
+            shadow: "none" | "soft" | "hard" | "floating";
             /**
-             * @description Denoising steps for generative backends, 1–100 (default 30)
+             * @description Denoising steps for generative backends
+             * @default 30
              * @example 30
              */
-            steps?: string;
+            steps: number;
             /**
-             * @description Output width, 256–4096 (default 1024)
+             * @description Output width in pixels
+             * @default 1024
              * @example 1024
              */
-            width?: string;
+            width: number;
         };
         /**
          * @example {
@@ -1299,6 +1329,46 @@ export interface components {
              * @example ada@example.com
              */
             email: string;
+        };
+        /**
+         * @description The event envelope of SPEC.md §6, as streams and webhooks carry it
+         * @example {
+         *       "id": "4b6d8f0a-2c4e-4a6b-8d0f-1a3c5e7b9d2f",
+         *       "type": "image.job.progress.v1",
+         *       "occurredAt": "2026-05-04T09:30:00.400Z",
+         *       "workspaceId": "f0e1d2c3-b4a5-4968-8776-655443322110",
+         *       "aggregateId": "6f1c2a9e-3b7d-4e0a-9c55-2d8e1f4b7a10",
+         *       "correlationId": "req_5d0c7f3a-9b1e-4c2d-8a6f-3e4b5c6d7e8f",
+         *       "data": {
+         *         "jobId": "6f1c2a9e-3b7d-4e0a-9c55-2d8e1f4b7a10",
+         *         "status": "processing",
+         *         "stage": "segmenting"
+         *       }
+         *     }
+         */
+        Event: {
+            /**
+             * Format: uuid
+             * @description The job, batch, refinement or export the event is about
+             */
+            aggregateId: string;
+            /** @description The request id of the request that started it */
+            correlationId: string;
+            /** @description The resource as the event saw it */
+            data: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: uuid
+             * @description The event id; send the last one seen as Last-Event-ID to resume
+             */
+            id: string;
+            /** Format: date-time */
+            occurredAt: string;
+            /** @enum {string} */
+            type: "image.job.created.v1" | "image.job.progress.v1" | "image.job.completed.v1" | "image.job.failed.v1" | "image.job.canceled.v1" | "image.batch.completed.v1" | "image.export.completed.v1" | "image.refinement.completed.v1";
+            /** Format: uuid */
+            workspaceId: string;
         };
         /**
          * @example {
@@ -1759,14 +1829,19 @@ export interface components {
              * Format: binary
              * @description JPEG, PNG, WebP, AVIF, HEIC or HEIF; ≤ 50 MB, ≤ 25 MP
              */
-            image?: string;
-            /**
-             * @description JSON-encoded RemovalOptions
-             * @example {"quality":"balanced","alpha":{"mode":"raw","feather":0},"output":"cutout"}
-             */
-            options: string;
+            image: string;
+            options?: components["schemas"]["RemovalOptions"];
         };
         /**
+         * @description Every field has its default: `{}` (or no options at all) is a balanced raw-alpha cutout.
+         * @default {
+         *       "quality": "balanced",
+         *       "alpha": {
+         *         "mode": "raw",
+         *         "feather": 0
+         *       },
+         *       "output": "cutout"
+         *     }
          * @example {
          *       "quality": "balanced",
          *       "alpha": {
@@ -1777,19 +1852,33 @@ export interface components {
          *     }
          */
         RemovalOptions: {
+            /**
+             * @default {
+             *       "mode": "raw",
+             *       "feather": 0
+             *     }
+             */
             alpha: {
+                /** @default 0 */
                 feather: number;
                 /** @enum {string} */
                 mode: "raw";
             } | {
+                /** @default 0 */
                 feather: number;
                 /** @enum {string} */
                 mode: "binary";
                 threshold: number;
             };
-            /** @enum {string} */
+            /**
+             * @default cutout
+             * @enum {string}
+             */
             output: "mask" | "cutout";
-            /** @enum {string} */
+            /**
+             * @default balanced
+             * @enum {string}
+             */
             quality: "fast" | "balanced" | "high";
         };
         /**
@@ -1807,7 +1896,7 @@ export interface components {
          *     }
          */
         RemovalRequest: {
-            options: components["schemas"]["RemovalOptions"];
+            options?: components["schemas"]["RemovalOptions"];
             /**
              * Format: uri
              * @description A public http or https image URL. Private networks and metadata services are refused (422 unsafe_url); at most 5 redirects are followed; the whole fetch, redirects and body included, must finish within 10 s (else 400 invalid_input naming this field).
@@ -2074,17 +2163,13 @@ export interface components {
              * Format: binary
              * @description A photo of the garment (flat lay or product shot); same limits
              */
-            garment?: string;
-            /**
-             * @description JSON-encoded TryOnOptions
-             * @example {"category":"upper_body","seed":42}
-             */
-            options: string;
+            garment: string;
+            options: components["schemas"]["TryOnOptions"];
             /**
              * Format: binary
              * @description A photo of a person, upright; JPEG, PNG, WebP, AVIF, HEIC or HEIF; ≤ 50 MB, ≤ 25 MP
              */
-            person?: string;
+            person: string;
         };
         /**
          * @example {
@@ -2405,6 +2490,15 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            /** @description An unexpected fault (`processing_failed`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getReadiness: {
@@ -2432,6 +2526,15 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+            /** @description An unexpected fault (`processing_failed`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description A required dependency is not ready */
@@ -2490,6 +2593,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description An unexpected fault (`processing_failed`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listApiKeys: {
@@ -2510,16 +2622,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyList"];
                 };
             };
-            /** @description Invalid input */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -2530,16 +2633,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (keys:write) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2548,52 +2642,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2602,17 +2651,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2647,7 +2687,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyCreated"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2656,7 +2696,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -2667,26 +2707,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (keys:write) */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2703,7 +2725,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
+            /** @description A JSON body over 1 MiB (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2712,7 +2734,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is not of a supported type */
+            /** @description Content-Type is not one of application/json (`unsupported_media`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2721,16 +2743,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2739,17 +2752,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2777,7 +2781,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2786,7 +2790,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -2797,16 +2801,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (keys:write) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2815,7 +2810,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2824,43 +2819,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2869,17 +2828,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2911,7 +2861,7 @@ export interface operations {
                     "application/json": components["schemas"]["EmailSignInStarted"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2920,54 +2870,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
-            401: {
-                headers: {
-                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
+            /** @description A JSON body over 1 MiB (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2976,7 +2879,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is not of a supported type */
+            /** @description Content-Type is not one of application/json (`unsupported_media`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2985,16 +2888,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests */
+            /** @description Too many requests, or too many codes for this address (`rate_limit_exceeded`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3003,7 +2897,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3045,7 +2939,7 @@ export interface operations {
                     "application/json": components["schemas"]["Session"];
                 };
             };
-            /** @description Invalid input */
+            /** @description A wrong, expired or used code (`field: code`), or an invalid body */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3054,54 +2948,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
-            401: {
-                headers: {
-                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
+            /** @description A JSON body over 1 MiB (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3110,7 +2957,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is not of a supported type */
+            /** @description Content-Type is not one of application/json (`unsupported_media`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3119,16 +2966,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3137,17 +2975,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Email delivery unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3177,7 +3006,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input */
+            /** @description An API key as Bearer (revoke keys with DELETE /v1/api-keys/{id}), or an invalid body */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3197,43 +3026,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
+            /** @description A JSON body over 1 MiB (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3242,7 +3035,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is not of a supported type */
+            /** @description Content-Type is not one of application/json (`unsupported_media`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3251,16 +3044,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3269,17 +3053,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Email delivery unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3311,7 +3086,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenPair"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3331,43 +3106,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
+            /** @description A JSON body over 1 MiB (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3376,7 +3115,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is not of a supported type */
+            /** @description Content-Type is not one of application/json (`unsupported_media`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3385,16 +3124,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3403,17 +3133,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Email delivery unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3449,7 +3170,7 @@ export interface operations {
                     "application/json": components["schemas"]["Batch"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3458,7 +3179,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -3478,7 +3199,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (images:write) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3487,16 +3208,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Idempotency-Key reused with different input */
+            /** @description The Idempotency-Key was used with a different request (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3505,7 +3217,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
+            /** @description A JSON body over 1 MiB (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3514,7 +3226,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is not of a supported type */
+            /** @description Content-Type is not one of application/json (`unsupported_media`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3523,16 +3235,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3541,7 +3244,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3550,7 +3253,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processor unavailable */
+            /** @description No inference server can take the jobs now (`processor_unavailable`); retry after `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3581,7 +3284,7 @@ export interface operations {
                     "application/json": components["schemas"]["Batch"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3590,7 +3293,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -3601,16 +3304,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (jobs:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3619,7 +3313,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3628,43 +3322,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3673,17 +3331,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3715,7 +3364,7 @@ export interface operations {
                     "application/json": components["schemas"]["CatalogImageList"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3724,7 +3373,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -3735,16 +3384,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (jobs:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3753,52 +3393,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3807,17 +3402,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3849,14 +3435,14 @@ export interface operations {
                     Location?: string;
                     "X-Catalog-Image-Id"?: string;
                     /** @description Send it as `seed` to make the same image again */
-                    "X-Generation-Seed"?: string;
+                    "X-Generation-Seed"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "image/png": string;
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3865,7 +3451,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -3876,7 +3462,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain */
+            /** @description No credits remain (`quota_exhausted`) */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -3885,7 +3471,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (images:write) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3894,16 +3480,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Idempotency-Key reused with different input */
+            /** @description The Idempotency-Key was used with a different request (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3930,16 +3507,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3948,7 +3516,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3957,7 +3525,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processor unavailable */
+            /** @description No inference server can make the image now (`processor_unavailable`); retry after `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3984,14 +3552,14 @@ export interface operations {
                 headers: {
                     "X-Catalog-Image-Id"?: string;
                     /** @description Send it as `seed` to make the same image again */
-                    "X-Generation-Seed"?: string;
+                    "X-Generation-Seed"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "image/png": string;
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4000,7 +3568,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -4011,16 +3579,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (jobs:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4029,17 +3588,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4056,34 +3606,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4092,17 +3615,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4128,90 +3642,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing, invalid, expired or revoked API key */
-            401: {
-                headers: {
-                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4220,17 +3651,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4262,7 +3684,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeviceAuthorization"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4271,54 +3693,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
-            401: {
-                headers: {
-                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
+            /** @description A JSON body over 1 MiB (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4327,7 +3702,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is not of a supported type */
+            /** @description Content-Type is not one of application/json (`unsupported_media`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4336,16 +3711,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4354,17 +3720,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4394,7 +3751,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeviceAuthorizationView"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4403,20 +3760,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
                     "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4441,43 +3789,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4486,17 +3798,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4528,7 +3831,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4537,20 +3840,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
                     "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4575,16 +3869,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
+            /** @description A JSON body over 1 MiB (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4593,7 +3878,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is not of a supported type */
+            /** @description Content-Type is not one of application/json (`unsupported_media`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4602,16 +3887,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4620,17 +3896,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4671,54 +3938,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
-            401: {
-                headers: {
-                    /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
+            /** @description A JSON body over 1 MiB (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4727,17 +3947,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is not of a supported type */
+            /** @description Content-Type is not one of application/json (`unsupported_media`) */
             415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4763,17 +3974,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4810,7 +4012,7 @@ export interface operations {
                     "application/json": components["schemas"]["JobList"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4819,7 +4021,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -4830,16 +4032,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (jobs:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4848,52 +4041,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4902,17 +4050,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4942,7 +4081,7 @@ export interface operations {
                     "application/json": components["schemas"]["Job"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4951,7 +4090,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -4962,16 +4101,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (jobs:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4980,7 +4110,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4989,43 +4119,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5034,17 +4128,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5074,7 +4159,7 @@ export interface operations {
                     "application/json": components["schemas"]["Job"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5083,7 +4168,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -5094,16 +4179,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (images:write) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5112,7 +4188,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5121,43 +4197,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5166,17 +4206,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5211,7 +4242,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5220,7 +4251,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -5231,16 +4262,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (jobs:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5249,7 +4271,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5258,43 +4280,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5303,17 +4289,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5349,7 +4326,7 @@ export interface operations {
                     "image/png": string;
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5358,7 +4335,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -5369,16 +4346,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (jobs:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5387,17 +4355,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5414,34 +4373,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5450,17 +4382,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5492,7 +4415,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectList"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5501,7 +4424,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -5512,16 +4435,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (jobs:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5530,52 +4444,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5584,17 +4453,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5630,7 +4490,7 @@ export interface operations {
                     "application/json": components["schemas"]["Project"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5639,7 +4499,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -5650,26 +4510,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (images:write) */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5695,7 +4537,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
+            /** @description A JSON body over 1 MiB (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5704,7 +4546,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is not of a supported type */
+            /** @description Content-Type is not one of application/json (`unsupported_media`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5713,16 +4555,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5731,7 +4564,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -5740,7 +4573,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processor unavailable */
+            /** @description No inference server can inspect the source now (`processor_unavailable`); retry after `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5771,7 +4604,7 @@ export interface operations {
                     "application/json": components["schemas"]["Project"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5780,7 +4613,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -5791,16 +4624,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (jobs:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5809,7 +4633,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5818,43 +4642,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5863,17 +4651,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5901,7 +4680,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5910,7 +4689,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -5921,16 +4700,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (images:write) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5939,7 +4709,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5948,43 +4718,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5993,17 +4727,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6038,7 +4763,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6047,7 +4772,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -6058,16 +4783,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (jobs:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6076,7 +4792,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6085,43 +4801,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6130,17 +4810,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6190,7 +4861,7 @@ export interface operations {
                     "application/json": components["schemas"]["Export"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6199,7 +4870,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -6210,16 +4881,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (images:write) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6228,7 +4890,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6246,7 +4908,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
+            /** @description The recipe puts the output over the size limit (`image_too_large`), or a JSON body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6255,7 +4917,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is not of a supported type */
+            /** @description Content-Type is not one of application/json (`unsupported_media`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6264,16 +4926,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6282,7 +4935,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -6291,7 +4944,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processor unavailable */
+            /** @description No inference server can take the export now (`processor_unavailable`); retry after `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6323,7 +4976,7 @@ export interface operations {
                     "application/json": components["schemas"]["Export"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6332,7 +4985,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -6343,16 +4996,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (jobs:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6361,7 +5005,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6370,43 +5014,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6415,17 +5023,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6465,7 +5064,7 @@ export interface operations {
                     "image/webp": string;
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6474,7 +5073,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -6485,16 +5084,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (jobs:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6503,17 +5093,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6530,34 +5111,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6566,17 +5120,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6614,7 +5159,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refinement"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6623,7 +5168,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -6634,16 +5179,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (images:write) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6652,7 +5188,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6670,7 +5206,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
+            /** @description A JSON body over 1 MiB (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6679,17 +5215,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is not of a supported type */
+            /** @description Content-Type is not one of application/json (`unsupported_media`) */
             415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6706,7 +5233,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -6715,7 +5242,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processor unavailable */
+            /** @description No inference server can take the refinement now (`processor_unavailable`); retry after `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6747,7 +5274,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refinement"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6756,7 +5283,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -6767,16 +5294,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (jobs:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6785,7 +5303,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6794,43 +5312,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6839,17 +5321,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6879,7 +5352,7 @@ export interface operations {
                     "application/json": components["schemas"]["RevisionList"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6888,7 +5361,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -6899,16 +5372,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (jobs:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6917,7 +5381,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6926,43 +5390,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6971,17 +5399,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7019,7 +5438,7 @@ export interface operations {
                     "application/json": components["schemas"]["Revision"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7028,7 +5447,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -7039,16 +5458,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (images:write) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7057,7 +5467,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7075,7 +5485,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
+            /** @description A JSON body over 1 MiB (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7084,7 +5494,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is not of a supported type */
+            /** @description Content-Type is not one of application/json (`unsupported_media`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7093,16 +5503,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7111,7 +5512,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -7120,7 +5521,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processor unavailable */
+            /** @description No inference server can draw the strokes now (`processor_unavailable`); retry after `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7152,7 +5553,7 @@ export interface operations {
                     "application/json": components["schemas"]["Revision"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7161,7 +5562,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -7172,16 +5573,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (jobs:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7190,7 +5582,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7199,43 +5591,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7244,17 +5600,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7285,7 +5632,7 @@ export interface operations {
                     "image/png": string;
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7294,7 +5641,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -7305,16 +5652,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (jobs:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7323,7 +5661,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7332,43 +5670,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7377,17 +5679,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7409,7 +5702,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["RemovalRequest"];
                 "multipart/form-data": components["schemas"]["RemovalMultipart"];
@@ -7435,7 +5728,7 @@ export interface operations {
                     "application/json": components["schemas"]["Job"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7444,7 +5737,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -7455,7 +5748,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain */
+            /** @description No credits remain (`quota_exhausted`) */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -7464,7 +5757,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (images:write) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7473,16 +5766,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Idempotency-Key reused with different input */
+            /** @description The Idempotency-Key was used with a different request (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7518,7 +5802,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7527,7 +5811,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -7536,7 +5820,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processor unavailable */
+            /** @description The job could not be scheduled now (`processor_unavailable`); retry after `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7569,7 +5853,7 @@ export interface operations {
                     "application/json": components["schemas"]["Upload"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7578,7 +5862,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -7589,16 +5873,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (images:write) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7607,25 +5882,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
+            /** @description A JSON body over 1 MiB (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7634,7 +5891,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is not of a supported type */
+            /** @description Content-Type is not one of application/json (`unsupported_media`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7643,16 +5900,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7661,17 +5909,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7701,7 +5940,7 @@ export interface operations {
                     "application/json": components["schemas"]["Upload"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7710,7 +5949,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -7721,16 +5960,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (images:write) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7739,17 +5969,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7775,16 +5996,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7793,7 +6005,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -7802,7 +6014,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processor unavailable */
+            /** @description No inference server can inspect the image now (`processor_unavailable`); retry after `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7841,7 +6053,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7850,7 +6062,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -7861,16 +6073,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (images:write) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7879,17 +6082,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7915,16 +6109,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7933,17 +6118,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7971,16 +6147,7 @@ export interface operations {
                     "application/json": components["schemas"]["Usage"];
                 };
             };
-            /** @description Invalid input */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -7991,16 +6158,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (jobs:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8009,52 +6167,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8063,17 +6176,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8095,7 +6199,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["TryOnRequest"];
                 "multipart/form-data": components["schemas"]["TryOnMultipart"];
@@ -8121,7 +6225,7 @@ export interface operations {
                     "application/json": components["schemas"]["Job"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8130,7 +6234,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -8141,7 +6245,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain */
+            /** @description No credits remain (`quota_exhausted`) */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -8150,7 +6254,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (tryon:write, jobs:read) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8159,16 +6263,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Idempotency-Key reused with different input */
+            /** @description The Idempotency-Key was used with a different request (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8204,7 +6299,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8213,7 +6308,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -8222,7 +6317,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processor unavailable */
+            /** @description The job could not be scheduled now (`processor_unavailable`); retry after `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8251,16 +6346,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointList"];
                 };
             };
-            /** @description Invalid input */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -8271,16 +6357,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (webhooks:write) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8289,52 +6366,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8343,17 +6375,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8388,7 +6411,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointCreated"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8397,7 +6420,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -8408,26 +6431,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (webhooks:write) */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8444,7 +6449,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
+            /** @description A JSON body over 1 MiB (`request_too_large`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8453,7 +6458,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body or an image is not of a supported type */
+            /** @description Content-Type is not one of application/json (`unsupported_media`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8471,7 +6476,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8480,17 +6485,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8521,7 +6517,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookReplay"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8530,7 +6526,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -8541,16 +6537,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (webhooks:write) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8559,7 +6546,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8568,43 +6555,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8613,17 +6564,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8651,7 +6593,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8660,7 +6602,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -8671,16 +6613,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (webhooks:write) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8689,7 +6622,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8698,43 +6631,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8743,17 +6640,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8783,7 +6671,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input: `field` names the first offending part */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8792,7 +6680,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
@@ -8803,16 +6691,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key lacks a required scope */
+            /** @description The credential lacks a scope this needs (webhooks:write) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8821,7 +6700,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
+            /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8830,43 +6709,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8875,17 +6718,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Processor unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8913,29 +6747,11 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspaceList"];
                 };
             };
-            /** @description Invalid input */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing, invalid, expired or revoked API key */
+            /** @description Missing, invalid, expired or revoked credential */
             401: {
                 headers: {
                     /** @description The scheme to authenticate with: `Bearer realm="cutout"`, plus `error="invalid_token"` when a bearer token was sent and refused */
                     "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credits remain in this period */
-            402: {
-                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8951,52 +6767,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found in this workspace; the code names what (`job_not_found`, `project_not_found`, …) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with an earlier request (an Idempotency-Key reused with other input) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An image over its limits (`image_too_large`), or a body over its limit (`request_too_large`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body or an image is not of a supported type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but cannot be processed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded */
+            /** @description Rate limit exceeded: retry after `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9005,7 +6776,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processing failed */
+            /** @description An unexpected fault (`processing_failed`) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -9014,14 +6785,34 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Processor unavailable */
-            503: {
+        };
+    };
+    receiveImageEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id (the same on every attempt and replay) */
+                "webhook-id": string;
+                /** @description Hex HMAC-SHA256, as the description says */
+                "webhook-signature": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
         };
     };

@@ -14,7 +14,18 @@ export const FEATHER_MAX = 4
 export type Quality = (typeof QUALITIES)[number]
 export type OutputKind = (typeof OUTPUTS)[number]
 
-const Feather = z.number().min(0).max(FEATHER_MAX)
+/**
+ * What a removal is made with when the request leaves a field out (issue 46: the defaults the
+ * document states are the ones the server applies): the model's own alpha at the balanced
+ * resolution, as a transparent cutout. `threshold` has none: binary alpha names its cut.
+ */
+export const DEFAULT_REMOVAL_OPTIONS = {
+  quality: 'balanced',
+  alpha: { mode: 'raw', feather: 0 },
+  output: 'cutout',
+} as const satisfies { quality: Quality; alpha: { mode: 'raw'; feather: number }; output: OutputKind }
+
+const Feather = z.number().min(0).max(FEATHER_MAX).default(DEFAULT_REMOVAL_OPTIONS.alpha.feather)
 
 export const AlphaSchema = z.discriminatedUnion('mode', [
   z.strictObject({ mode: z.literal('raw'), feather: Feather }),
@@ -22,9 +33,9 @@ export const AlphaSchema = z.discriminatedUnion('mode', [
 ])
 
 export const RemovalOptionsSchema = z.strictObject({
-  quality: z.enum(QUALITIES),
-  alpha: AlphaSchema,
-  output: z.enum(OUTPUTS),
+  quality: z.enum(QUALITIES).default(DEFAULT_REMOVAL_OPTIONS.quality),
+  alpha: AlphaSchema.default(DEFAULT_REMOVAL_OPTIONS.alpha),
+  output: z.enum(OUTPUTS).default(DEFAULT_REMOVAL_OPTIONS.output),
 })
 
 export type AlphaOptions = z.infer<typeof AlphaSchema>

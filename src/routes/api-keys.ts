@@ -3,7 +3,7 @@
  * API keys (SPEC.md §4): GET/POST /v1/api-keys, DELETE /v1/api-keys/{id}; all need `keys:write`.
  */
 import { createRoute } from '@hono/zod-openapi'
-import { ApiError, errorResponses, problemContent } from '../errors'
+import { ApiError, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
 import { ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyListSchema } from '../schemas/api-key'
@@ -25,7 +25,7 @@ export const list = createRoute({
   tags,
   security,
   middleware: [authorize('GET /v1/api-keys')] as const,
-  responses: { 200: json(ApiKeyListSchema, 'Keys of this workspace (never their secrets)'), ...errorResponses },
+  responses: { 200: json(ApiKeyListSchema, 'Keys of this workspace (never their secrets)') },
 })
 
 export const create = createRoute({
@@ -50,7 +50,6 @@ export const create = createRoute({
       ApiKeyCreatedSchema,
       'The new key; `value` is shown only here. A replay of the same Idempotency-Key answers the same key without `value`: the secret is stored only as a hash',
     ),
-    ...errorResponses,
     409: problemContent(`Conflict: ${IDEMPOTENCY_CONFLICT}`),
   },
 })
@@ -66,7 +65,7 @@ export const remove = createRoute({
   security,
   middleware: [authorize('DELETE /v1/api-keys/{id}')] as const,
   request: { params: IdParams },
-  responses: { 204: { description: 'Revoked: the key fails from the next request on' }, ...errorResponses },
+  responses: { 204: { description: 'Revoked: the key fails from the next request on' } },
 })
 
 export const apiKeys = createRouter()

@@ -5,7 +5,7 @@
  * local-mode outbox GET /v1/dev/outbox (not part of the contract).
  */
 import { createRoute } from '@hono/zod-openapi'
-import { errorResponses, notFound, problemContent } from '../errors'
+import { notFound, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
 import { authenticate, bearerToken } from '../middleware/auth'
 import {
@@ -18,6 +18,7 @@ import {
   TokenPairSchema,
 } from '../schemas/auth'
 import { json, noCredentials } from '../schemas/common'
+import { unauthorized } from '../schemas/problems'
 import { isLocalEnvironment, readDevOutbox } from '../services/email'
 import { CODE_TTL_MS, MAX_CODE_ATTEMPTS, startEmailSignIn, verifyEmailSignIn } from '../services/email-sign-in'
 import { logout as endSession, REFRESH_REUSE_WINDOW_MS, refreshSession } from '../services/sessions'
@@ -25,11 +26,6 @@ import { logout as endSession, REFRESH_REUSE_WINDOW_MS, refreshSession } from '.
 const tags = ['Sign-in']
 /** Logout works with the session's access token or with only the refresh token in the body. */
 const optionalBearer: Record<string, string[]>[] = [{ Bearer: [] }, {}]
-const publicErrors = {
-  ...errorResponses,
-  429: problemContent('Too many requests'),
-  503: problemContent('Email delivery unavailable'),
-}
 const body = <T extends Parameters<typeof json>[0]>(schema: T, required = true) => ({
   required,
   content: { 'application/json': { schema } },
@@ -44,7 +40,11 @@ export const emailStart = createRoute({
   tags,
   security: noCredentials,
   request: { body: body(EmailStartSchema) },
-  responses: { 202: json(EmailStartedSchema, 'A code was sent if the address can receive mail'), ...publicErrors },
+  responses: {
+    202: json(EmailStartedSchema, 'A code was sent if the address can receive mail'),
+    429: problemContent('Too many requests, or too many codes for this address (`rate_limit_exceeded`)'),
+    503: problemContent('Email delivery unavailable'),
+  },
 })
 
 export const emailVerify = createRoute({
@@ -58,7 +58,7 @@ export const emailVerify = createRoute({
   request: { body: body(EmailVerifySchema) },
   responses: {
     200: json(SessionSchema, 'Signed in; the user and default workspace are created on first sign-in'),
-    ...publicErrors,
+    400: problemContent('A wrong, expired or used code (`field: code`), or an invalid body'),
   },
 })
 
@@ -73,12 +73,9 @@ export const refresh = createRoute({
   request: { body: body(RefreshSchema, false) },
   responses: {
     200: json(TokenPairSchema, 'A new pair; the refresh token given is used up'),
-    ...publicErrors,
-    401: {
-      ...errorResponses[401],
-      description:
-        'Refresh token absent, unknown, expired, or reused after the reuse window (which revokes the session)',
-    },
+    401: unauthorized(
+      'Refresh token absent, unknown, expired, or reused after the reuse window (which revokes the session)',
+    ),
   },
 })
 
@@ -94,8 +91,8 @@ export const logout = createRoute({
   request: { body: body(LogoutSchema, false) },
   responses: {
     204: { description: 'The session is revoked: its refresh and access tokens stop working' },
-    ...publicErrors,
-    401: { ...errorResponses[401], description: 'Neither a refresh token nor a session access token' },
+    400: problemContent('An API key as Bearer (revoke keys with DELETE /v1/api-keys/{id}), or an invalid body'),
+    401: unauthorized('Neither a refresh token nor a session access token'),
   },
 })
 

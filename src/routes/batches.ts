@@ -4,11 +4,12 @@
  * GET /v1/batches/{id} shows progress and the child jobs.
  */
 import { createRoute } from '@hono/zod-openapi'
-import { errorResponses, problemContent } from '../errors'
+import { problemContent } from '../errors'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
 import { BatchRequestSchema, BatchSchema } from '../schemas/batch'
 import { IdempotencyHeaders, IdParams, json } from '../schemas/common'
+import { processorUnavailable } from '../schemas/problems'
 import { acceptBatch, getBatch } from '../services/batches'
 import { requireIdempotencyKey } from '../services/idempotency'
 import { acceptContext } from './job-route'
@@ -32,9 +33,8 @@ export const create = createRoute({
       ...json(BatchSchema, 'Queued: every job with its credit hold'),
       headers: { Location: { schema: { type: 'string' } } },
     },
-    ...errorResponses,
     402: problemContent('Credits cannot cover every image; nothing was queued'),
-    409: problemContent('Idempotency-Key reused with different input'),
+    503: processorUnavailable('take the jobs'),
   },
 })
 
@@ -47,7 +47,7 @@ export const getOne = createRoute({
   security,
   middleware: [authorize('GET /v1/batches/{id}')] as const,
   request: { params: IdParams },
-  responses: { 200: json(BatchSchema, 'Progress and child jobs'), ...errorResponses },
+  responses: { 200: json(BatchSchema, 'Progress and child jobs') },
 })
 
 export const batches = createRouter()

@@ -6,14 +6,15 @@
  * owning workspace for 24 hours; `GET /v1/catalog-images` lists the workspace's, newest first.
  */
 import { createRoute } from '@hono/zod-openapi'
-import { referenceField } from '../contract/catalog'
-import { errorResponses, problemContent } from '../errors'
+import { MAX_SEED, referenceField } from '../contract/catalog'
+import { problemContent } from '../errors'
 import { readStreamedForm } from '../lib/multipart-stream'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
 import { inferenceCall } from '../middleware/trace'
 import { CatalogImageListQuery, CatalogImageListSchema, CatalogMultipartSchema } from '../schemas/catalog'
 import { IdParams, json, OptionalIdempotencyHeaders } from '../schemas/common'
+import { processorUnavailable } from '../schemas/problems'
 import { documentRoute, partsOf, streamedMultipart } from '../schemas/multipart'
 import { listCatalogImages, makeCatalogImageOnce, readCatalogImage } from '../services/catalog'
 import { StagedPart } from '../services/sources'
@@ -24,7 +25,7 @@ const png = { 'image/png': { schema: { type: 'string' as const, format: 'binary'
 const headers = {
   'X-Catalog-Image-Id': { schema: { type: 'string' as const, format: 'uuid' } },
   'X-Generation-Seed': {
-    schema: { type: 'string' as const },
+    schema: { type: 'integer' as const, minimum: 0, maximum: MAX_SEED },
     description: 'Send it as `seed` to make the same image again',
   },
 }
@@ -49,11 +50,10 @@ const create = createRoute({
       content: png,
       headers: { Location: { schema: { type: 'string' as const } }, ...headers },
     },
-    ...errorResponses,
-    402: problemContent('No credits remain'),
-    409: problemContent('Idempotency-Key reused with different input'),
+    402: problemContent('No credits remain (`quota_exhausted`)'),
     413: problemContent('A reference is over 50 MB or 25 megapixels'),
     415: problemContent('A reference is not a supported image'),
+    503: processorUnavailable('make the image'),
   },
 })
 
@@ -68,7 +68,7 @@ const list = createRoute({
   security,
   middleware: [authorize('GET /v1/catalog-images')] as const,
   request: { query: CatalogImageListQuery },
-  responses: { 200: json(CatalogImageListSchema, 'Catalog images, newest first'), ...errorResponses },
+  responses: { 200: json(CatalogImageListSchema, 'Catalog images, newest first') },
 })
 
 const getOne = createRoute({
@@ -84,7 +84,6 @@ const getOne = createRoute({
   request: { params: IdParams },
   responses: {
     200: { description: 'The catalog image', content: png, headers },
-    ...errorResponses,
     410: problemContent('Past the 24-hour retention (asset_expired)'),
   },
 })

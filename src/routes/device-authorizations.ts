@@ -5,7 +5,7 @@
  * POST /v1/device-authorizations/token.
  */
 import { createRoute } from '@hono/zod-openapi'
-import { errorResponses, problemContent } from '../errors'
+import { problemContent } from '../errors'
 import { createRouter } from '../lib/router'
 import { requireSession } from '../middleware/auth'
 import {
@@ -43,7 +43,6 @@ export const create = createRoute({
   request: { body: jsonBody(DeviceAuthorizationCreateSchema) },
   responses: {
     201: json(DeviceAuthorizationSchema, 'Show userCode and verificationUri to the user, then poll'),
-    ...errorResponses,
   },
 })
 
@@ -60,7 +59,6 @@ export const getOne = createRoute({
   request: { params: UserCodeParams },
   responses: {
     200: json(DeviceAuthorizationViewSchema, 'The client that asked and whether the code is still pending'),
-    ...errorResponses,
     403: problemContent('Only a signed-in session, not an API key'),
     404: problemContent('No live code (`device_authorization_not_found`)'),
   },
@@ -79,7 +77,6 @@ export const approve = createRoute({
   request: { params: UserCodeParams, body: jsonBody(DeviceApproveSchema, false) },
   responses: {
     204: { description: 'Approved: the device receives tokens for the workspace on its next poll' },
-    ...errorResponses,
     403: problemContent('Only a signed-in session may approve, not an API key'),
     404: problemContent(
       'No live code (`device_authorization_not_found`), or a workspace the user is not a member of (`workspace_not_found`)',
@@ -99,7 +96,6 @@ export const token = createRoute({
   request: { body: jsonBody(DeviceTokenRequestSchema) },
   responses: {
     200: json(TokenPairSchema, 'Approved: the tokens, handed out once'),
-    ...errorResponses,
     400: problemContent('Unknown, expired or already exchanged device code'),
     428: problemContent('authorization_pending: poll again after interval seconds'),
     429: problemContent('Polled sooner than interval: Retry-After gives the new, longer interval (slow_down)'),

@@ -9,14 +9,14 @@
 import { createRoute, type z } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import type { AppEnv } from '../env'
-import { ApiError, errorResponses, problemContent } from '../errors'
+import { ApiError, problemContent } from '../errors'
 import { parseJsonField } from '../lib/form'
 import { isFormBody } from '../lib/multipart-stream'
 import { createRouter, preferWaitSeconds } from '../lib/router'
 import { authorize } from '../middleware/auth'
 import { IdempotencyHeaders, json } from '../schemas/common'
 import { type Job, JobSchema } from '../schemas/job'
-import { documentRoute, partsOf, streamedMultipart } from '../schemas/multipart'
+import { documentRoute, jsonParts, partsOf, streamedMultipart } from '../schemas/multipart'
 import type { AcceptContext, Accepted, StagedRead } from '../services/accept'
 import type { RouteKey } from '../services/access'
 import { requireIdempotencyKey } from '../services/idempotency'
@@ -70,13 +70,14 @@ export function jobRoute<S extends string, I extends JobRouteInput<S>>(declared:
     middleware: [authorize(`POST ${declared.path}`)] as const,
     request: {
       headers: IdempotencyHeaders,
-      // Not `required`: zod-openapi would then run both validators on every request. The media-type
-      // gate still refuses other types, and an absent body is refused in the handler.
+      // Served not `required`: zod-openapi would then run both validators on every request. The
+      // media-type gate still refuses other types, and an absent body is refused in the handler.
+      // The document says `required` (below), as the handler holds it.
       body: {
         required: false,
         content: {
           'application/json': { schema: body.json },
-          'multipart/form-data': { schema: body.multipart },
+          'multipart/form-data': { schema: body.multipart, encoding: jsonParts('options') },
         },
       },
     },
@@ -87,11 +88,11 @@ export function jobRoute<S extends string, I extends JobRouteInput<S>>(declared:
     ({ ...sourcesFromJson(raw, body.sources), options: raw.options }) as I
   const fromForm = async (c: Context<AppEnv>, jobId: string) => {
     const { texts, sources } = await sourcesFromForm(c.req.raw, c.env.BUCKET, parts, jobId, body.sources)
-    const options = parseJsonField(texts.options, body.json.shape.options)
+    const options = optionsPart(texts.options, body.json.shape.options)
     return { ...sources(), options } as I
   }
   const router = createRouter()
-  documentRoute(router, route)
+  documentRoute(router, { ...route, request: { ...route.request, body: { ...route.request.body, required: true } } })
   return router.openapi(streamedMultipart(route), async (c) => {
     const { ctx, multipart } = jobRequest(c, c.req.valid('header'))
     // A multipart body is read as a stream, its files stored under the job's prefix as they arrive.
@@ -103,7 +104,10 @@ export function jobRoute<S extends string, I extends JobRouteInput<S>>(declared:
   })
 }
 
-/** The responses of a job-creating route; `images` describes its 413/415/422 for its image fields. */
+/**
+ * The responses of a job-creating route; `images` describes its 413/415/422 for its image fields.
+ * The problems every route with its declaration can answer are added by `withProblems`.
+ */
 function jobCreatedResponses(images: ImageProblems) {
   return {
     200: json(JobSchema, 'The job finished within the bounded wait'),
@@ -111,15 +115,26 @@ function jobCreatedResponses(images: ImageProblems) {
       ...json(JobSchema, 'Accepted; poll Location or stream its events'),
       headers: { Location: { schema: { type: 'string' as const } } },
     },
-    ...errorResponses,
-    402: problemContent('No credits remain'),
-    409: problemContent('Idempotency-Key reused with different input'),
+    402: problemContent('No credits remain (`quota_exhausted`)'),
     413: problemContent(
       `${images.tooLarge} (\`image_too_large\`), or a JSON body over its limit (\`request_too_large\`)`,
     ),
     415: problemContent(images.unsupported),
     422: problemContent(images.unsafeUrl),
+    503: problemContent('The job could not be scheduled now (`processor_unavailable`); retry after `Retry-After`'),
   }
+}
+
+/**
+ * The multipart `options` part, read as the JSON body's `options` member: a JSON document, and
+ * when the part is left out, that member's default (an error where it has none).
+ */
+function optionsPart(raw: string | undefined, schema: z.ZodType): unknown {
+  if (raw === undefined) {
+    const absent = schema.safeParse(undefined)
+    if (absent.success) return absent.data
+  }
+  return parseJsonField(raw, schema)
 }
 
 /** The accept context of a job-creating request, and whether its body is a form (read as multipart). */

@@ -3,16 +3,21 @@
  * Jobs (SPEC.md §4): list, read, cancel, the event stream and the result.
  */
 import { createRoute } from '@hono/zod-openapi'
-import { ApiError, errorResponses, problemContent } from '../errors'
+import { ApiError, problemContent } from '../errors'
+import { EVENT_TYPES } from '../lib/events'
 import { createRouter } from '../lib/router'
 import { authorize, resultAccess, resultWorkspace } from '../middleware/auth'
 import { IdParams, json, optionalBearer } from '../schemas/common'
+import { eventStream } from '../schemas/events'
 import { JobListQuery, JobListSchema, JobSchema, ResultQuery } from '../schemas/job'
 import { findJob, findJobById, type JobRow, listJobs } from '../services/job-store'
 import { toJob } from '../services/job-view'
 import { cancelJob, jobEvents, readResult } from '../services/jobs'
 
 const security = [{ Bearer: [] }]
+
+/** What a job's stream carries: its own events (a batch's completion goes to webhooks). */
+const JOB_EVENT_TYPES = EVENT_TYPES.filter((type) => type.startsWith('image.job.'))
 
 /** One event as the stream frames it (SPEC.md §6): id, event type, and the envelope as data. */
 const SSE_EXAMPLE = [
@@ -40,7 +45,7 @@ export const list = createRoute({
   security,
   middleware: [authorize('GET /v1/jobs')] as const,
   request: { query: JobListQuery },
-  responses: { 200: json(JobListSchema, 'Jobs, newest first'), ...errorResponses },
+  responses: { 200: json(JobListSchema, 'Jobs, newest first') },
 })
 
 export const getOne = createRoute({
@@ -52,7 +57,7 @@ export const getOne = createRoute({
   security: optionalBearer,
   middleware: [authorize('GET /v1/jobs/{id}')] as const,
   request: { params: IdParams },
-  responses: { 200: json(JobSchema, 'The job'), ...errorResponses },
+  responses: { 200: json(JobSchema, 'The job') },
 })
 
 export const cancel = createRoute({
@@ -64,7 +69,7 @@ export const cancel = createRoute({
   security: optionalBearer,
   middleware: [authorize('DELETE /v1/jobs/{id}')] as const,
   request: { params: IdParams },
-  responses: { 200: json(JobSchema, 'Canceled, or cancellation requested'), ...errorResponses },
+  responses: { 200: json(JobSchema, 'Canceled, or cancellation requested') },
 })
 
 export const events = createRoute({
@@ -79,9 +84,8 @@ export const events = createRoute({
   responses: {
     200: {
       description: 'Server-sent events; reconnect with Last-Event-ID',
-      content: { 'text/event-stream': { schema: { type: 'string' }, example: SSE_EXAMPLE } },
+      content: eventStream(JOB_EVENT_TYPES, SSE_EXAMPLE),
     },
-    ...errorResponses,
   },
 })
 
@@ -102,7 +106,6 @@ export const result = createRoute({
         'image/png': { schema: { type: 'string', format: 'binary' } },
       },
     },
-    ...errorResponses,
     410: problemContent('The result bytes expired (kept 24 hours after completion)'),
   },
 })

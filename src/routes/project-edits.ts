@@ -6,7 +6,7 @@
  * default), else 202, and its result is read like a job's.
  */
 import { createRoute } from '@hono/zod-openapi'
-import { errorResponses, problemContent } from '../errors'
+import { problemContent } from '../errors'
 import { createRouter, preferWaitSeconds } from '../lib/router'
 import { authorize, resultAccess, resultWorkspace } from '../middleware/auth'
 import {
@@ -18,6 +18,7 @@ import {
   optionalBearer,
   Uuid,
 } from '../schemas/common'
+import { processorUnavailable } from '../schemas/problems'
 import { ExportCreateSchema, ExportSchema, RefinementCreateSchema, RefinementSchema } from '../schemas/project'
 import { findExport, findExportById, toExport } from '../services/exports'
 import { readResult } from '../services/jobs'
@@ -63,9 +64,9 @@ const createRefinement = createRoute({
       ),
       headers: Location,
     },
-    ...errorResponses,
     409: problemContent(`baseRevisionId is not the newest revision (revision_conflict), or ${IDEMPOTENCY_CONFLICT}`),
     429: problemContent('The project has used its 20 refinements, or the request rate is exceeded'),
+    503: processorUnavailable('take the refinement'),
   },
 })
 
@@ -80,7 +81,7 @@ const getRefinement = createRoute({
   security,
   middleware: [authorize('GET /v1/projects/{id}/refinements/{refinementId}')] as const,
   request: { params: RefinementParams },
-  responses: { 200: json(RefinementSchema, 'The refinement'), ...errorResponses },
+  responses: { 200: json(RefinementSchema, 'The refinement') },
 })
 
 const createExport = createRoute({
@@ -103,8 +104,11 @@ const createExport = createRoute({
       headers: Location,
     },
     202: { ...json(ExportSchema, 'Accepted; poll Location or watch the project’s events'), headers: Location },
-    ...errorResponses,
     409: problemContent(`Conflict: ${IDEMPOTENCY_CONFLICT}`),
+    413: problemContent(
+      'The recipe puts the output over the size limit (`image_too_large`), or a JSON body over 1 MiB',
+    ),
+    503: processorUnavailable('take the export'),
   },
 })
 
@@ -119,7 +123,7 @@ const getExport = createRoute({
   security,
   middleware: [authorize('GET /v1/projects/{id}/exports/{exportId}')] as const,
   request: { params: ExportParams },
-  responses: { 200: json(ExportSchema, 'The export'), ...errorResponses },
+  responses: { 200: json(ExportSchema, 'The export') },
 })
 
 const exportResult = createRoute({
@@ -144,7 +148,6 @@ const exportResult = createRoute({
         'image/vnd.adobe.photoshop': { schema: { type: 'string', format: 'binary' } },
       },
     },
-    ...errorResponses,
     410: problemContent('The bytes expired (kept 24 hours after completion)'),
   },
 })

@@ -5,10 +5,12 @@
  * and their masks, and the project's event stream. Sign-in (a key or session) is required.
  */
 import { createRoute } from '@hono/zod-openapi'
-import { errorResponses, problemContent } from '../errors'
+import { problemContent } from '../errors'
+import { PROJECT_EVENT_TYPES } from '../lib/events'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
 import { inferenceCall } from '../middleware/trace'
+import { eventStream } from '../schemas/events'
 import { IDEMPOTENCY_CONFLICT, IdParams, json, OptionalIdempotencyHeaders, Uuid } from '../schemas/common'
 import {
   ProjectCreateSchema,
@@ -19,6 +21,7 @@ import {
   RevisionListSchema,
   RevisionSchema,
 } from '../schemas/project'
+import { processorUnavailable } from '../schemas/problems'
 import { createOnce } from '../services/idempotency'
 import { createProject, deleteProject, findProject, listProjects, projectEvents, toProject } from '../services/projects'
 import { createRevision, findRevision, listRevisions, readRevisionMask, toRevision } from '../services/revisions'
@@ -55,9 +58,9 @@ const create = createRoute({
       ),
       headers: { Location: { schema: { type: 'string' } } },
     },
-    ...errorResponses,
     409: problemContent(`Conflict: ${IDEMPOTENCY_CONFLICT}`),
     410: problemContent('The removal’s result or source is past retention'),
+    503: processorUnavailable('inspect the source'),
   },
 })
 
@@ -72,7 +75,7 @@ const list = createRoute({
   security,
   middleware: [authorize('GET /v1/projects')] as const,
   request: { query: ProjectListQuery },
-  responses: { 200: json(ProjectListSchema, 'Projects, newest first'), ...errorResponses },
+  responses: { 200: json(ProjectListSchema, 'Projects, newest first') },
 })
 
 const getOne = createRoute({
@@ -86,7 +89,7 @@ const getOne = createRoute({
   security,
   middleware: [authorize('GET /v1/projects/{id}')] as const,
   request: { params: IdParams },
-  responses: { 200: json(ProjectSchema, 'The project'), ...errorResponses },
+  responses: { 200: json(ProjectSchema, 'The project') },
 })
 
 const remove = createRoute({
@@ -100,7 +103,7 @@ const remove = createRoute({
   security,
   middleware: [authorize('DELETE /v1/projects/{id}')] as const,
   request: { params: IdParams },
-  responses: { 204: { description: 'Deleted' }, ...errorResponses },
+  responses: { 204: { description: 'Deleted' } },
 })
 
 const events = createRoute({
@@ -118,15 +121,11 @@ const events = createRoute({
     200: {
       description:
         'image.refinement.completed.v1 and image.export.completed.v1 as they happen; reconnect with Last-Event-ID',
-      content: {
-        'text/event-stream': {
-          schema: { type: 'string' },
-          example:
-            'id: 5c7e…\nevent: image.export.completed.v1\ndata: {"id":"5c7e…","type":"image.export.completed.v1",…}\n\n',
-        },
-      },
+      content: eventStream(
+        PROJECT_EVENT_TYPES,
+        'id: 5c7e…\nevent: image.export.completed.v1\ndata: {"id":"5c7e…","type":"image.export.completed.v1",…}\n\n',
+      ),
     },
-    ...errorResponses,
   },
 })
 
@@ -141,7 +140,7 @@ const listRevs = createRoute({
   security,
   middleware: [authorize('GET /v1/projects/{id}/revisions')] as const,
   request: { params: IdParams },
-  responses: { 200: json(RevisionListSchema, 'Revisions, newest first'), ...errorResponses },
+  responses: { 200: json(RevisionListSchema, 'Revisions, newest first') },
 })
 
 const createRev = createRoute({
@@ -164,8 +163,8 @@ const createRev = createRoute({
       ...json(RevisionSchema, 'The new revision, now current (a replay of the same Idempotency-Key: that revision)'),
       headers: { Location: { schema: { type: 'string' } } },
     },
-    ...errorResponses,
     409: problemContent(`baseRevisionId is not the newest revision (revision_conflict), or ${IDEMPOTENCY_CONFLICT}`),
+    503: processorUnavailable('draw the strokes'),
   },
 })
 
@@ -180,7 +179,7 @@ const getRev = createRoute({
   security,
   middleware: [authorize('GET /v1/projects/{id}/revisions/{revisionId}')] as const,
   request: { params: RevisionParams },
-  responses: { 200: json(RevisionSchema, 'The revision'), ...errorResponses },
+  responses: { 200: json(RevisionSchema, 'The revision') },
 })
 
 const getMask = createRoute({
@@ -196,7 +195,6 @@ const getMask = createRoute({
   request: { params: RevisionParams },
   responses: {
     200: { description: 'The mask', content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } },
-    ...errorResponses,
   },
 })
 

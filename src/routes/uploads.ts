@@ -3,11 +3,12 @@
  * Uploads (SPEC.md §4): POST /v1/uploads, PUT /v1/uploads/{id}/content, POST /v1/uploads/{id}/complete.
  */
 import { createRoute } from '@hono/zod-openapi'
-import { errorResponses, problemContent } from '../errors'
+import { problemContent } from '../errors'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
 import { inferenceCall } from '../middleware/trace'
 import { IdParams, json } from '../schemas/common'
+import { processorUnavailable } from '../schemas/problems'
 import { RETRY_EXTENSION, type RetryRule } from '../schemas/retry'
 import { UPLOAD_CONTENT_TYPES, UploadRequestSchema, UploadSchema } from '../schemas/upload'
 import { completeUpload, createUpload, putUploadContent } from '../services/uploads'
@@ -24,7 +25,7 @@ export const create = createRoute({
   security,
   middleware: [authorize('POST /v1/uploads')] as const,
   request: { body: { required: false, content: { 'application/json': { schema: UploadRequestSchema } } } },
-  responses: { 201: json(UploadSchema, 'Reserved; PUT the bytes to uploadUrl'), ...errorResponses },
+  responses: { 201: json(UploadSchema, 'Reserved; PUT the bytes to uploadUrl') },
 })
 
 export const putContent = createRoute({
@@ -45,7 +46,6 @@ export const putContent = createRoute({
   },
   responses: {
     204: { description: 'Stored' },
-    ...errorResponses,
     413: problemContent('Over 50 MB or 25 megapixels'),
     415: problemContent(
       'Content-Type not octet-stream or an image type, or not a JPEG, PNG, WebP, AVIF, HEIC or HEIF image',
@@ -66,9 +66,9 @@ export const complete = createRoute({
   request: { params: IdParams },
   responses: {
     200: json(UploadSchema, 'Verified and ready'),
-    ...errorResponses,
     413: problemContent('Over 25 megapixels'),
     415: problemContent('Not a supported image'),
+    503: processorUnavailable('inspect the image'),
   },
 })
 

@@ -4,7 +4,6 @@
  * DELETE /v1/device forgets the anonymous cookie without resetting the allowance.
  */
 import { createRoute } from '@hono/zod-openapi'
-import { errorResponses } from '../errors'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
 import { json, noCredentials, optionalBearer } from '../schemas/common'
@@ -26,7 +25,6 @@ export const getOne = createRoute({
       UsageSchema,
       'A workspace: kind, limit, available, held, used, periodEndsAt. Anonymous: remaining and the UTC reset',
     ),
-    ...errorResponses,
   },
 })
 
@@ -39,7 +37,6 @@ export const forgetDevice = createRoute({
   security: noCredentials,
   responses: {
     204: { description: 'The anonymous device cookie is cleared; the allowance is not reset' },
-    ...errorResponses,
   },
 })
 

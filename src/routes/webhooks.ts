@@ -4,11 +4,12 @@
  * replay one. Every route needs `webhooks:write` (DESIGN.md §3). Deliveries are made by the
  * endpoint's WebhookOutbox Durable Object.
  */
-import { createRoute } from '@hono/zod-openapi'
-import { ApiError, errorResponses, problemContent } from '../errors'
+import { createRoute, z } from '@hono/zod-openapi'
+import { ApiError, problemContent } from '../errors'
 import { createRouter } from '../lib/router'
 import { authorize } from '../middleware/auth'
-import { IDEMPOTENCY_CONFLICT, IdParams, json, OptionalIdempotencyHeaders } from '../schemas/common'
+import { IDEMPOTENCY_CONFLICT, IdParams, json, noCredentials, OptionalIdempotencyHeaders } from '../schemas/common'
+import { EventSchema } from '../schemas/events'
 import {
   ReplayParams,
   ReplaySchema,
@@ -53,7 +54,6 @@ export const create = createRoute({
       WebhookEndpointCreatedSchema,
       'The endpoint and its signing secret, shown only here (and to a replay of the same Idempotency-Key, for 24 hours)',
     ),
-    ...errorResponses,
     409: problemContent(`Conflict: ${IDEMPOTENCY_CONFLICT}`),
     422: problemContent('The URL points at a prohibited target (SSRF guard)'),
   },
@@ -71,7 +71,6 @@ export const list = createRoute({
   middleware: [authorize('GET /v1/webhooks')] as const,
   responses: {
     200: json(WebhookEndpointListSchema, 'Endpoints not deleted, newest first; secrets are never returned'),
-    ...errorResponses,
   },
 })
 
@@ -86,7 +85,7 @@ export const remove = createRoute({
   security,
   middleware: [authorize('DELETE /v1/webhooks/{id}')] as const,
   request: { params: IdParams },
-  responses: { 204: { description: 'Delivery stopped; the delivery history stays readable' }, ...errorResponses },
+  responses: { 204: { description: 'Delivery stopped; the delivery history stays readable' } },
 })
 
 export const deliveries = createRoute({
@@ -100,7 +99,7 @@ export const deliveries = createRoute({
   security,
   middleware: [authorize('GET /v1/webhooks/{id}/deliveries')] as const,
   request: { params: IdParams },
-  responses: { 200: json(WebhookDeliveryListSchema, 'The latest 100 deliveries, newest first'), ...errorResponses },
+  responses: { 200: json(WebhookDeliveryListSchema, 'The latest 100 deliveries, newest first') },
 })
 
 export const replay = createRoute({
@@ -114,7 +113,7 @@ export const replay = createRoute({
   security,
   middleware: [authorize('POST /v1/webhooks/{endpointId}/deliveries/{deliveryId}/replay')] as const,
   request: { params: ReplayParams },
-  responses: { 202: json(ReplaySchema, 'Requeued for an immediate attempt, same delivery id'), ...errorResponses },
+  responses: { 202: json(ReplaySchema, 'Requeued for an immediate attempt, same delivery id') },
 })
 
 export const webhooks = createRouter()
@@ -172,3 +171,28 @@ async function endpointWithSecret(env: Env, workspaceId: string, id: string) {
   const row = await findEndpoint(env.DB, workspaceId, id)
   return { ...toEndpoint(row), secret: await decryptSecret(env.DATA_ENCRYPTION_KEY, row.secret_ciphertext, row.id) }
 }
+
+/**
+ * What a registered endpoint receives (SPEC.md §6), said as an OpenAPI 3.1 webhook so that a
+ * generated client types the body it will be sent: the Event envelope, signed.
+ */
+webhooks.openAPIRegistry.registerWebhook({
+  method: 'post',
+  path: 'image-event',
+  operationId: 'receiveImageEvent',
+  summary: 'An event, POSTed to each enabled endpoint subscribed to its type',
+  description:
+    'Verify `webhook-signature` before trusting the body: it is hex(HMAC-SHA256(secret, "{webhook-timestamp}.{webhook-id}.{raw body}")) with the endpoint’s whole `whsec_…` secret as the key. A delivery not answered with a 2xx is retried on a schedule; a replay keeps its `webhook-id`, so an endpoint can drop one it has seen.',
+  tags,
+  // The receiver checks `webhook-signature`, not a credential of this API.
+  security: noCredentials,
+  request: {
+    headers: z.object({
+      'webhook-id': z.uuid().openapi({ description: 'The delivery id (the same on every attempt and replay)' }),
+      'webhook-timestamp': z.string().openapi({ description: 'Unix seconds when this attempt was signed' }),
+      'webhook-signature': z.string().openapi({ description: 'Hex HMAC-SHA256, as the description says' }),
+    }),
+    body: { required: true, content: { 'application/json': { schema: EventSchema } } },
+  },
+  responses: { 200: { description: 'Any 2xx acknowledges the delivery' } },
+})

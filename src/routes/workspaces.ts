@@ -4,7 +4,7 @@
  * one a device sign-in acts for (the /device page). Not in SPEC.md; see docs/decisions.md.
  */
 import { createRoute } from '@hono/zod-openapi'
-import { errorResponses, problemContent } from '../errors'
+import { problemContent } from '../errors'
 import { createRouter } from '../lib/router'
 import { requireSession } from '../middleware/auth'
 import { json } from '../schemas/common'
@@ -23,7 +23,6 @@ export const list = createRoute({
   middleware: [requireSession()] as const,
   responses: {
     200: json(WorkspaceListSchema, 'Oldest membership first; `current` marks the one this session acts for'),
-    ...errorResponses,
     403: problemContent('Only a signed-in session, not an API key'),
   },
 })

@@ -1,14 +1,22 @@
 /**
  * @module
- * Catalog images (SPEC.md §4; DESIGN.md §3 Catalog extra fields): the multipart request. Every
- * part is a string or file as sent; `src/services/catalog.ts` turns them into the shared
- * contract's `CatalogOptions`, naming the part on any error.
+ * Catalog images (SPEC.md §4; DESIGN.md §3 Catalog extra fields): the multipart request. Its
+ * fields are the shared contract's `CatalogOptions`, with their types, bounds and defaults, so the
+ * document says `width` is an integer 256–4096 defaulting to 1024 (a multipart part carries it as
+ * its decimal text, as generated clients send a number); `src/services/catalog.ts` reads the parts
+ * into the same schema, naming the part on any error.
  */
 import { z } from '@hono/zod-openapi'
+import {
+  CATALOG_LAYOUTS,
+  CATALOG_SHADOWS,
+  CatalogOptionsSchema,
+  MAX_PROMPT_LENGTH,
+  MAX_REFERENCES,
+} from '../contract/catalog'
 import { filesPart, multipartSchema } from './multipart'
-import { CATALOG_LAYOUTS, CATALOG_SHADOWS, MAX_PROMPT_LENGTH, MAX_REFERENCES } from '../contract/catalog'
 
-const text = (description: string, example: string) => z.string().optional().openapi({ description, example })
+const option = CatalogOptionsSchema.shape
 
 export const CatalogMultipartSchema = multipartSchema('CatalogImageMultipart', {
   references: filesPart(
@@ -16,17 +24,22 @@ export const CatalogMultipartSchema = multipartSchema('CatalogImageMultipart', {
     1,
     MAX_REFERENCES,
   ),
-  prompt: text(
-    `At most ${MAX_PROMPT_LENGTH} characters, any Unicode; passed to generative backends`,
-    'Ceramic mug, studio light',
-  ),
-  width: text('Output width, 256–4096 (default 1024)', '1024'),
-  height: text('Output height, 256–4096 (default 1024)', '1024'),
-  steps: text('Denoising steps for generative backends, 1–100 (default 30)', '30'),
-  seed: text('0–4294967295; default random, echoed in X-Generation-Seed', '42'),
-  background: text('#RRGGBB (default #FFFFFF)', '#FFFFFF'),
-  shadow: text(`${CATALOG_SHADOWS.join(', ')} (default soft)`, 'soft'),
-  layout: text(`${CATALOG_LAYOUTS.join(', ')} (default hero: the front view alone)`, 'hero'),
+  prompt: option.prompt.openapi({
+    description: `At most ${MAX_PROMPT_LENGTH} characters, any Unicode; passed to generative backends`,
+    example: 'Ceramic mug, studio light',
+  }),
+  width: option.width.openapi({ description: 'Output width in pixels', example: 1024 }),
+  height: option.height.openapi({ description: 'Output height in pixels', example: 1024 }),
+  steps: option.steps.openapi({ description: 'Denoising steps for generative backends', example: 30 }),
+  seed: option.seed
+    .optional()
+    .openapi({ description: 'Default random; the one used is echoed in X-Generation-Seed', example: 42 }),
+  background: option.background.openapi({ description: 'The background colour, #RRGGBB', example: '#FFFFFF' }),
+  shadow: option.shadow.openapi({ description: `${CATALOG_SHADOWS.join(', ')}`, example: 'soft' }),
+  layout: option.layout.openapi({
+    description: `${CATALOG_LAYOUTS.join(', ')} (hero: the front view alone; views: every reference side by side)`,
+    example: 'hero',
+  }),
 })
 
 const DateTime = z.iso.datetime({ offset: true })

@@ -31,16 +31,36 @@ export function multipartSchema<T extends z.ZodRawShape>(name: string, parts: T)
   })
 }
 
-/** A file part (presence and type are checked by the handler, naming the part). */
-export const filePart = (description: string) =>
-  fileSchema(z.any().openapi({ type: 'string', format: 'binary', description }), 1)
+/**
+ * A file part's bytes, to the document: a binary string, as OpenAPI 3.0 and 3.1 generators both
+ * read it (`Blob | File` in a TypeScript client). Its zod check only says "present", so that the
+ * document lists a part that must come as `required`; the handler checks presence and type
+ * itself, naming the part.
+ */
+const fileBytes = (description: string) =>
+  z.custom<Blob>((value) => value !== undefined).openapi({ type: 'string', format: 'binary', description })
 
-/** A part that may repeat, each a file, in order. */
-export const filesPart = (description: string, minItems: number, maxItems: number) =>
-  fileSchema(
-    z.any().openapi({ type: 'array', items: { type: 'string', format: 'binary' }, minItems, maxItems, description }),
-    maxItems,
-  )
+/** A file part (`optional` when the operation can do without it). */
+export const filePart = (description: string, { optional = false } = {}) =>
+  fileSchema(optional ? fileBytes(description).optional() : fileBytes(description), 1)
+
+/**
+ * A part that may repeat, each a file, in order: to the document an array of binary strings,
+ * which generated clients send as one part per item. Required when at least one must come.
+ */
+export const filesPart = (description: string, minItems: number, maxItems: number) => {
+  const files = z
+    .custom<Blob[]>((value) => value !== undefined)
+    .openapi({ type: 'array', items: { type: 'string', format: 'binary' }, minItems, maxItems, description })
+  return fileSchema(minItems > 0 ? files : files.optional(), maxItems)
+}
+
+/**
+ * How a multipart body's non-text parts are sent (the OpenAPI `encoding` object): a JSON part
+ * (`options`) as `application/json`, so a generated client serialises the object it is given.
+ */
+export const jsonParts = (...names: string[]) =>
+  Object.fromEntries(names.map((name) => [name, { contentType: 'application/json' }]))
 
 /** The parts a multipart schema lists: its text parts, and its file parts with how many may come. */
 export function partsOf(schema: z.ZodObject): { texts: string[]; files: Record<string, number> } {

@@ -13,11 +13,15 @@ export const AlphaSchema = contract.AlphaSchema.openapi('Alpha', {
   example: { mode: 'binary', threshold: 0.5, feather: 1 },
 })
 
-const EXAMPLE_OPTIONS = { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' } as const
+const EXAMPLE_OPTIONS = contract.DEFAULT_REMOVAL_OPTIONS
 
 export const RemovalOptionsSchema = contract.RemovalOptionsSchema.openapi('RemovalOptions', {
+  description: 'Every field has its default: `{}` (or no options at all) is a balanced raw-alpha cutout.',
   example: EXAMPLE_OPTIONS,
 })
+
+/** A request's `options`: left out, every default applies. */
+const Options = RemovalOptionsSchema.default(contract.DEFAULT_REMOVAL_OPTIONS)
 
 export type { RemovalOptions } from '../contract/options'
 
@@ -25,7 +29,7 @@ export const RemovalJsonSchema = z
   .strictObject({
     sourceUrl: SourceUrl.optional(),
     uploadId: Uuid.optional(),
-    options: RemovalOptionsSchema,
+    options: Options,
   })
   .openapi('RemovalRequest', {
     ...ONE_SOURCE,
@@ -34,7 +38,8 @@ export const RemovalJsonSchema = z
 
 export const RemovalMultipartSchema = multipartSchema('RemovalMultipart', {
   image: filePart('JPEG, PNG, WebP, AVIF, HEIC or HEIF; ≤ 50 MB, ≤ 25 MP'),
-  options: z.string().openapi({ description: 'JSON-encoded RemovalOptions', example: JSON.stringify(EXAMPLE_OPTIONS) }),
+  // A JSON part (the route's `encoding` says application/json): a generated client sends the object it is given.
+  options: Options,
 })
 
 /** The removal's one image: the JSON body's own `sourceUrl | uploadId`, or the file part `image`. */

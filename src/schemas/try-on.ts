@@ -38,7 +38,8 @@ export const TryOnJsonSchema = z
 export const TryOnMultipartSchema = multipartSchema('TryOnMultipart', {
   person: filePart('A photo of a person, upright; JPEG, PNG, WebP, AVIF, HEIC or HEIF; ≤ 50 MB, ≤ 25 MP'),
   garment: filePart('A photo of the garment (flat lay or product shot); same limits'),
-  options: z.string().openapi({ description: 'JSON-encoded TryOnOptions', example: JSON.stringify(EXAMPLE_OPTIONS) }),
+  // A JSON part (the route's `encoding` says application/json): a generated client sends the object it is given.
+  options: TryOnOptionsSchema,
 })
 
 /** The try-on's two images: each a JSON member holding a Source, or a file part of the same name. */

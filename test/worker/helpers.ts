@@ -8,6 +8,7 @@ import { TERMINAL_STATUSES } from '../../src/contract/stages'
 import { UNLIMITED_PATHS } from '../../src/middleware/rate-limit'
 import { mintApiKey, SCOPES, type Scope } from '../../src/services/auth'
 import type { ProxyMode } from '../helpers/proxy-modes'
+import { assertDeclaredStatus } from './declared-statuses'
 
 export const BASE = 'https://api.test'
 
@@ -101,9 +102,11 @@ export function api(path: string, init: ApiInit = {}): Promise<Response> {
     headers.set('content-type', 'application/json')
     body = JSON.stringify(init.json)
   }
+  const url = new URL(path, BASE)
   return exports.default
-    .fetch(new Request(new URL(path, BASE), { ...init, headers, body }))
+    .fetch(new Request(url, { ...init, headers, body }))
     .then((res) => assertRateLimitHeaders(res, path))
+    .then((res) => assertDeclaredStatus(init.method ?? 'GET', url, res))
 }
 
 /** `RateLimit-Policy` with the window the test config sets (vitest.worker.config.mts; production's is 60 s). */

@@ -81,7 +81,10 @@ describe('strict multipart', () => {
     // `name=""` (as `curl -F '=x'` sends) and no `name` at all, after one listed text part.
     for (const disposition of ['form-data; name=""', 'form-data']) {
       for (const { method, path, schema } of await multipartOperations()) {
-        const [text] = Object.entries(schema.properties ?? {}).find(([, p]) => p.type === 'string' && !p.format)!
+        // A text part: not a file (a JSON part such as `options` is a text part too).
+        const [text] = Object.entries(schema.properties ?? {}).find(
+          ([, p]) => p.format !== 'binary' && p.items?.format !== 'binary',
+        )!
         const body =
           `--${boundary}\r\nContent-Disposition: form-data; name="${text}"\r\n\r\n{}\r\n` +
           `--${boundary}\r\nContent-Disposition: ${disposition}\r\n\r\nx\r\n--${boundary}--\r\n`

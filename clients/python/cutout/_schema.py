@@ -25,6 +25,7 @@ __all__ = [
     "EmailSignInStart",
     "EmailSignInStarted",
     "EmailSignInVerify",
+    "Event",
     "Export",
     "ExportCreate",
     "ExportError",
@@ -189,26 +190,29 @@ class CatalogImageList(_CatalogImageListRequired, total=False):
     pass
 
 
-class CatalogImageMultipart(TypedDict, total=False):
-    """multipart/form-data with exactly these parts; any other part is 400 naming it"""
+class _CatalogImageMultipartRequired(TypedDict):
     #: One to four images of the same product, in the order front, back, side, detail (repeat the part). JPEG, PNG, WebP, AVIF, HEIC or HEIF; each ≤ 50 MB, ≤ 25 MP, ≥ 32×32
     references: list[bytes]
+
+
+class CatalogImageMultipart(_CatalogImageMultipartRequired, total=False):
+    """multipart/form-data with exactly these parts; any other part is 400 naming it"""
     #: At most 4000 characters, any Unicode; passed to generative backends
     prompt: str
-    #: Output width, 256–4096 (default 1024)
-    width: str
-    #: Output height, 256–4096 (default 1024)
-    height: str
-    #: Denoising steps for generative backends, 1–100 (default 30)
-    steps: str
-    #: 0–4294967295; default random, echoed in X-Generation-Seed
-    seed: str
-    #: #RRGGBB (default #FFFFFF)
+    #: Output width in pixels
+    width: int
+    #: Output height in pixels
+    height: int
+    #: Denoising steps for generative backends
+    steps: int
+    #: Default random; the one used is echoed in X-Generation-Seed
+    seed: int
+    #: The background colour, #RRGGBB
     background: str
-    #: none, soft, hard, floating (default soft)
-    shadow: str
-    #: hero, views (default hero: the front view alone)
-    layout: str
+    #: none, soft, hard, floating
+    shadow: Literal["none", "soft", "hard", "floating"]
+    #: hero, views (hero: the front view alone; views: every reference side by side)
+    layout: Literal["hero", "views"]
 
 
 class _DeviceAuthorizationRequired(TypedDict):
@@ -285,6 +289,25 @@ class _EmailSignInVerifyRequired(TypedDict):
 
 
 class EmailSignInVerify(_EmailSignInVerifyRequired, total=False):
+    pass
+
+
+class _EventRequired(TypedDict):
+    #: The event id; send the last one seen as Last-Event-ID to resume
+    id: str
+    type: Literal["image.job.created.v1", "image.job.progress.v1", "image.job.completed.v1", "image.job.failed.v1", "image.job.canceled.v1", "image.batch.completed.v1", "image.export.completed.v1", "image.refinement.completed.v1"]
+    occurredAt: str
+    workspaceId: str
+    #: The job, batch, refinement or export the event is about
+    aggregateId: str
+    #: The request id of the request that started it
+    correlationId: str
+    #: The resource as the event saw it
+    data: dict[str, Any]
+
+
+class Event(_EventRequired, total=False):
+    """The event envelope of SPEC.md §6, as streams and webhooks carry it"""
     pass
 
 
@@ -539,54 +562,45 @@ class RefreshRequest(TypedDict, total=False):
 
 
 class _RemovalMultipartRequired(TypedDict):
-    #: JSON-encoded RemovalOptions
-    options: str
-
-
-class RemovalMultipart(_RemovalMultipartRequired, total=False):
-    """multipart/form-data with exactly these parts; any other part is 400 naming it"""
     #: JPEG, PNG, WebP, AVIF, HEIC or HEIF; ≤ 50 MB, ≤ 25 MP
     image: bytes
 
 
+class RemovalMultipart(_RemovalMultipartRequired, total=False):
+    """multipart/form-data with exactly these parts; any other part is 400 naming it"""
+    options: RemovalOptions
+
+
 class _RemovalOptionsAlpha1Required(TypedDict):
     mode: Literal["raw"]
-    feather: float
 
 
 class RemovalOptionsAlpha1(_RemovalOptionsAlpha1Required, total=False):
-    pass
+    feather: float
 
 
 class _RemovalOptionsAlpha2Required(TypedDict):
     mode: Literal["binary"]
     threshold: float
-    feather: float
 
 
 class RemovalOptionsAlpha2(_RemovalOptionsAlpha2Required, total=False):
-    pass
+    feather: float
 
 
-class _RemovalOptionsRequired(TypedDict):
+class RemovalOptions(TypedDict, total=False):
+    """Every field has its default: `{}` (or no options at all) is a balanced raw-alpha cutout."""
     quality: Literal["fast", "balanced", "high"]
     alpha: RemovalOptionsAlpha1 | RemovalOptionsAlpha2
     output: Literal["mask", "cutout"]
 
 
-class RemovalOptions(_RemovalOptionsRequired, total=False):
-    pass
-
-
-class _RemovalRequestRequired(TypedDict):
-    options: RemovalOptions
-
-
-class RemovalRequest(_RemovalRequestRequired, total=False):
+class RemovalRequest(TypedDict, total=False):
     """Exactly one of sourceUrl or uploadId."""
     #: A public http or https image URL. Private networks and metadata services are refused (422 unsafe_url); at most 5 redirects are followed; the whole fetch, redirects and body included, must finish withi
     sourceUrl: str
     uploadId: str
+    options: RemovalOptions
 
 
 class _ResultRequired(TypedDict):
@@ -706,16 +720,16 @@ class Stroke(_StrokeRequired, total=False):
 
 
 class _TryOnMultipartRequired(TypedDict):
-    #: JSON-encoded TryOnOptions
-    options: str
-
-
-class TryOnMultipart(_TryOnMultipartRequired, total=False):
-    """multipart/form-data with exactly these parts; any other part is 400 naming it"""
     #: A photo of a person, upright; JPEG, PNG, WebP, AVIF, HEIC or HEIF; ≤ 50 MB, ≤ 25 MP
     person: bytes
     #: A photo of the garment (flat lay or product shot); same limits
     garment: bytes
+    options: TryOnOptions
+
+
+class TryOnMultipart(_TryOnMultipartRequired, total=False):
+    """multipart/form-data with exactly these parts; any other part is 400 naming it"""
+    pass
 
 
 class _TryOnOptionsRequired(TypedDict):
@@ -953,6 +967,7 @@ SCHEMAS: dict[str, type] = {
     "EmailSignInStart": EmailSignInStart,
     "EmailSignInStarted": EmailSignInStarted,
     "EmailSignInVerify": EmailSignInVerify,
+    "Event": Event,
     "Export": Export,
     "ExportCreate": ExportCreate,
     "Health": Health,
