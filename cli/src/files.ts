@@ -34,7 +34,7 @@ export function outputName(input: string, output: 'cutout' | 'mask'): string {
  * How a path is compared for collisions: absolute, Unicode NFC and case-folded, because macOS and
  * Windows file systems treat `Shoe.png` and `shoe.png` (and NFC/NFD spellings) as one file.
  */
-const pathKey = (path: string) => resolve(path).normalize('NFC').toLowerCase()
+export const pathKey = (path: string) => resolve(path).normalize('NFC').toLowerCase()
 
 /**
  * Refuses (exit 2, before anything is uploaded or charged) inputs whose outputs would be the same

@@ -23,6 +23,7 @@ beforeAll(() => {
   env = { CUTOUT_API_KEY: stack.apiKey, CUTOUT_BASE_URL: stack.baseUrl, XDG_CONFIG_HOME: work }
   copyFileSync(root('inference-server/test/fixtures/coffee.png'), join(work, 'front.png'))
   copyFileSync(root('inference-server/test/fixtures/chelsea.png'), join(work, 'side.png'))
+  copyFileSync(root('inference-server/test/fixtures/chelsea.png'), join(work, 'side-catalog.png'))
   // A PNG by its header, cut off after it: only decoding shows it is broken, on the API's side.
   writeFileSync(join(work, 'truncated.png'), readFileSync(join(work, 'front.png')).subarray(0, 4096))
   writeFileSync(join(work, 'notes.png'), 'not an image, only text\n'.repeat(8))
@@ -66,13 +67,16 @@ describe('cutout catalog', () => {
     expect(run.stderr).toMatch(/^cutout: invalid_input \(references\.1\): /)
   })
 
-  it('refuses a shot that is no image, a missing file and an unknown choice before sending anything', async () => {
+  it('refuses a shot that is no image, a missing file, an output over a shot and an unknown choice before sending anything', async () => {
     const notImage = await cli(['catalog', join(work, 'notes.png')], env)
     expect(notImage.code).toBe(2)
     expect(notImage.stderr).toMatch(/^cutout: unsupported_media \(references\.0\): /)
     const missing = await cli(['catalog', join(work, 'front.png'), join(work, 'back.png')], env)
     expect(missing.code).toBe(2)
     expect(missing.stderr).toBe(`cutout: cannot read ${join(work, 'back.png')}: no such file\n`)
+    const overwrite = await cli(['catalog', join(work, 'side.png'), join(work, 'side-catalog.png')], env)
+    expect(overwrite.code).toBe(2)
+    expect(overwrite.stderr).toMatch(/would overwrite the input .*side-catalog\.png\. Nothing was sent/)
     const usage = await cli(['catalog', join(work, 'front.png'), '--shadow', 'dramatic'], env)
     expect(usage.code).toBe(1)
     expect(usage.stderr).toMatch(/--shadow/)

@@ -12,8 +12,8 @@ import { dirname, join } from 'node:path'
 import { type CatalogImageOptions, CutoutProblem } from '@cutout/sdk'
 import { readImageFile } from '@cutout/sdk/node'
 import { authedClient, type GlobalOptions, Output } from '../context.js'
-import { EXIT, type ExitCode, uploadFailure } from '../exit.js'
-import { checkInput, outputName } from '../files.js'
+import { CliError, EXIT, type ExitCode, uploadFailure } from '../exit.js'
+import { checkInput, outputName, pathKey } from '../files.js'
 import { writeAtomically } from './remove.js'
 
 export interface CatalogCommandOptions extends GlobalOptions, CatalogImageOptions {
@@ -37,6 +37,17 @@ type _AllLayouts = Holds<Exclude<Layout, (typeof LAYOUTS)[number]> extends never
 const outputPath = (front: string, options: CatalogCommandOptions) =>
   join(options.out ?? dirname(front), outputName(front, 'cutout').replace(/-cutout\.png$/, '-catalog.png'))
 
+/** Refuses (exit 2, before anything is sent) an output that would overwrite one of the shots. */
+function checkOutput(references: string[], out: string): void {
+  const overwritten = references.find((file) => pathKey(file) === pathKey(out))
+  if (overwritten) {
+    throw new CliError(
+      EXIT.input,
+      `the output ${out} would overwrite the input ${overwritten}. Nothing was sent: rename it, or use --out`,
+    )
+  }
+}
+
 /** The fields given on the command line, and none of the CLI's own options. */
 function catalogFields(options: CatalogCommandOptions): CatalogImageOptions {
   const { prompt, width, height, steps, seed, background, shadow, layout } = options
@@ -57,6 +68,8 @@ function referenceFailure(files: string[], err: unknown): unknown {
 export async function catalog(references: string[], options: CatalogCommandOptions): Promise<ExitCode> {
   const out = new Output(!!options.json)
   for (const file of references) await checkInput(file)
+  const path = outputPath(references[0], options)
+  checkOutput(references, path)
   // Read, and refused as the API would refuse them, before anything is sent.
   const shots = await Promise.all(
     references.map((file, i) =>
@@ -69,7 +82,6 @@ export async function catalog(references: string[], options: CatalogCommandOptio
   const made = await cutout.createCatalogImage(shots, catalogFields(options)).catch((err) => {
     throw referenceFailure(references, err)
   })
-  const path = outputPath(references[0], options)
   await writeAtomically(path, made.bytes)
   out.result({ out: path, id: made.id, seed: made.seed, url: made.url }, () =>
     [`${references.join(' + ')} → ${path}`, `catalog image ${made.id}, seed ${made.seed}`].join('\n'),
