@@ -2,34 +2,14 @@
  * The signed-in sections: the allowance or credits line, job history, API keys (the secret shown
  * once, with a copy button) and webhook endpoints (the signing secret shown once).
  */
-import { describeError, type Job, requestJson } from './api'
+import { describeError, type Job, requestJson, type Schemas } from './api'
 import { deliveriesPanel } from './deliveries'
 import { busy, byId, formatDate, h, showError } from './dom'
 import { editorUrl } from './editor-link'
 
-interface Usage {
-  kind?: 'workspace' | 'anonymous'
-  available?: number
-  held?: number
-  limit?: number
-  remaining?: number
-  periodEndsAt?: string
-}
-interface ApiKey {
-  id: string
-  name: string
-  prefix: string
-  scopes: string[]
-  createdAt: string
-  lastUsedAt?: string | null
-}
-interface Endpoint {
-  id: string
-  url: string
-  events: string[]
-  createdAt: string
-  disabledAt: string | null
-}
+type Usage = Schemas['Usage']
+type ApiKey = Schemas['ApiKey']
+type Endpoint = Schemas['WebhookEndpoint']
 
 /** The line above the tool: anonymous previews left today, or the workspace's credits. */
 export async function refreshAllowance(signedIn: boolean): Promise<void> {

@@ -5,19 +5,10 @@
  * (`POST /v1/webhooks/{endpointId}/deliveries/{deliveryId}/replay`, which keeps the delivery id so
  * the receiver can deduplicate). This is where a developer looks when their receiver misbehaved.
  */
-import { describeError, requestJson } from './api'
+import { describeError, requestJson, type Schemas } from './api'
 import { busy, formatDate, h, showError } from './dom'
 
-interface Delivery {
-  id: string
-  eventType?: string
-  status: 'pending' | 'retrying' | 'delivered' | 'failed'
-  attempts: number
-  responseStatus?: number | null
-  lastError?: string | null
-  createdAt?: string
-  lastAttemptAt?: string | null
-}
+type Delivery = Schemas['WebhookDelivery']
 
 /** What the receiver said: its status code, or the error when it never answered. */
 const outcome = (d: Delivery) =>

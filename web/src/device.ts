@@ -2,25 +2,14 @@
  * /device (the verificationUri of the device flow): sign in, confirm the code the device shows
  * (prefilled from ?user_code=), choose the workspace it will act for, and approve.
  */
-import { describeError, requestJson } from './api'
+import { describeError, requestJson, type Schemas } from './api'
 import { busy, byId, h, showError, toggleSignedIn } from './dom'
 import { onSession } from './session'
 import { setUpRateWaitNotice } from './rate-wait'
 import { setUpSignIn } from './sign-in'
 
-interface Pending {
-  userCode: string
-  client: string
-  status: 'pending' | 'approved'
-  expiresAt: string
-}
-
-interface Workspace {
-  id: string
-  name: string
-  role: string
-  current: boolean
-}
+type Pending = Schemas['DeviceAuthorizationView']
+type Workspace = Schemas['Workspace']
 
 const form = byId<HTMLFormElement>('approve-form')
 const codeInput = byId<HTMLInputElement>('user-code')

@@ -4,16 +4,14 @@
  * the SDK's `storageSession`, so a duplicated tab that holds a copy follows this tab's refreshes
  * and sign-out instead of replaying a used refresh token (which would end the session).
  */
+import type { SessionTokens } from '../../sdk/src/auth'
 import { storageSession } from '../../sdk/src/browser-session'
+import type { components } from '../../sdk/src/schema'
 
-export interface Session {
-  accessToken: string
-  refreshToken: string
-  /** Epoch ms when the access token lapses. */
-  expiresAt: number
-  user: { id: string; email: string }
-  workspace: { id: string; name: string }
-}
+type Schemas = components['schemas']
+
+/** The tokens (the SDK's `SessionTokens`) and who they act for, as sign-in answered (`Session`). */
+export type Session = SessionTokens & Pick<Schemas['Session'], 'user' | 'workspace'>
 
 const listeners = new Set<(s: Session | null) => void>()
 

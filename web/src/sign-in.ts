@@ -3,18 +3,13 @@
  * page and /device. In local mode the code sits in the dev outbox; the hint pointing there only
  * appears when that outbox answers, which it never does in production.
  */
-import { describeError, requestJson } from './api'
+import { toSession } from '../../sdk/src/auth'
+import { describeError, requestJson, type Schemas } from './api'
 import { byId, busy, h, showError } from './dom'
 import { setUpHeader } from './header'
-import { type Session, saveSession } from './session'
+import { saveSession } from './session'
 
-interface Verified {
-  accessToken: string
-  refreshToken: string
-  expiresIn: number
-  user: Session['user']
-  workspace: Session['workspace']
-}
+type Verified = Schemas['Session']
 
 /**
  * Adds the email and code forms, the local-mode hint and the error region to `#sign-in` (the
@@ -62,13 +57,7 @@ export function setUpSignIn(): void {
           json: { email: emailInput.value, code: codeInput.value.trim() },
           anonymous: true,
         })
-        saveSession({
-          accessToken: v.accessToken,
-          refreshToken: v.refreshToken,
-          expiresAt: Date.now() + v.expiresIn * 1000,
-          user: v.user,
-          workspace: v.workspace,
-        })
+        saveSession({ ...toSession(v), user: v.user, workspace: v.workspace })
         codeForm.hidden = true
         codeForm.reset()
         hint.hidden = true

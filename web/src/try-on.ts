@@ -15,10 +15,8 @@ import { onSession } from './session'
 import { setUpSignIn } from './sign-in'
 import { WARNING_SENTENCES } from './try-on-warnings'
 
-interface Notice {
-  code: string
-  message: string
-}
+/** A job's warning (a code and its message), as the API states it. */
+type Notice = NonNullable<Job['warnings']>[number]
 
 const form = byId<HTMLFormElement>('tryon-form')
 const error = byId('tryon-error')
@@ -82,7 +80,7 @@ async function tryOn(person: File, garment: File, category: string, seed: number
   if (end.status !== 'succeeded') throw failure(end)
   // The terminal event carries no warnings: the job itself does.
   const [job, result] = await Promise.all([
-    requestJson<Job & { warnings: Notice[] }>(`/v1/jobs/${created.id}`),
+    requestJson<Job>(`/v1/jobs/${created.id}`),
     request(`/v1/jobs/${created.id}/result`).then((r) => r.blob()),
   ])
   if (resultUrl) URL.revokeObjectURL(resultUrl)
