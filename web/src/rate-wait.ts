@@ -1,6 +1,6 @@
 /**
- * A page-wide notice while a request waits out the request rate limit (api.ts sends it again after
- * a short `Retry-After`): without it, a button would stay busy for the whole wait with no reason
+ * A page-wide notice while a request waits out the request rate limit (the SDK's retry rules send
+ * it again after a short `Retry-After`; api.ts passes each wait on): without it, a button would stay busy for the whole wait with no reason
  * given. It counts down what `Retry-After` said, never "this minute": the limit's window is
  * configurable (RATE_LIMIT_WINDOW_SECONDS). Shared by the main page and /device.
  */
