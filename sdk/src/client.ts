@@ -68,35 +68,10 @@ export const DEFAULT_OPTIONS: RemovalOptions = {
 
 /**
  * The fields of POST /v1/catalog-images besides the references, each optional (the API applies
- * its defaults: 1024×1024, `soft`, `hero`, `#FFFFFF`, a random seed), as numbers where the API
- * reads a number; each is sent as its multipart part. `_SameCatalogParts` holds the names to the
- * contract's: a part the API adds or drops is a compile error here.
+ * its defaults: 1024×1024, `soft`, `hero`, `#FFFFFF`, a random seed); each is sent as its
+ * multipart part. The contract's own type, so its bounds and defaults are documented on each.
  */
-export interface CatalogImageOptions {
-  /** At most 4000 characters; recorded, passed to generative backends. */
-  prompt?: string
-  /** 256–4096 pixels. */
-  width?: number
-  height?: number
-  /** 1–100, for generative backends. */
-  steps?: number
-  /** 0–4294967295: the seed of an earlier image, with the same references and fields, makes it again. */
-  seed?: number
-  /** `#RRGGBB`. */
-  background?: string
-  shadow?: CatalogImage['shadow']
-  /** `hero`: the front view alone; `views`: every reference in one row. */
-  layout?: CatalogImage['layout']
-}
-type CatalogPart = Exclude<keyof Schemas['CatalogImageMultipart'], 'references'>
-type _SameCatalogParts = Holds<
-  [Exclude<CatalogPart, keyof CatalogImageOptions>, Exclude<keyof CatalogImageOptions, CatalogPart>] extends [
-    never,
-    never,
-  ]
-    ? true
-    : false
->
+export type CatalogImageOptions = Partial<Omit<Schemas['CatalogImageMultipart'], 'references'>>
 
 /** A catalog image: its PNG, its id and the seed that makes it again. */
 export interface CatalogImageResult {

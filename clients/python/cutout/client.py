@@ -56,7 +56,8 @@ class RemoveResult:
 class CatalogImageOptions(TypedDict, total=False):
     """The fields of POST /v1/catalog-images besides the references, each optional (the API's
     defaults: 1024×1024, ``soft``, ``hero``, ``#FFFFFF``, a random seed), numbers as ``int``; each
-    is sent as its multipart part (tests/test_stack.py holds the names to the contract's)."""
+    is sent as its multipart part (tests/test_stack.py holds names and types to the contract's
+    ``CatalogImageMultipart``)."""
 
     #: At most 4000 characters; recorded, passed to generative backends.
     prompt: str
