@@ -17,9 +17,9 @@ import { sha256Hex } from '../lib/crypto'
 import { preferWaitSeconds } from '../lib/router'
 import { inferenceCall } from '../middleware/trace'
 import { acceptContext } from '../routes/job-route'
-import { IdParams, SourceUrl, Uuid } from '../schemas/common'
+import { IdParams, Uuid } from '../schemas/common'
 import { JobListQuery } from '../schemas/job'
-import { REMOVAL_SOURCES, RemovalOptionsSchema } from '../schemas/removal'
+import { REMOVAL_SOURCES, RemovalJsonSchema } from '../schemas/removal'
 import { SourceSchema, TRY_ON_SOURCES, TryOnOptionsSchema } from '../schemas/try-on'
 import { UploadRequestSchema } from '../schemas/upload'
 import type { RouteKey } from '../services/access'
@@ -87,14 +87,8 @@ const removeBackground = tool({
   name: 'remove_background',
   title: 'Remove the background of an image',
   description: `Removes the background of one image, given as sourceUrl (a public http(s) image URL) or uploadId (from create_upload, after its bytes were PUT). Waits up to ${BOUNDED_WAIT_SECONDS} s for the job: a finished job comes back with its PNG (as image content when ≤ 1 MB) and a signed result URL; an unfinished one with its id for get_job. Costs one credit.`,
-  input: z.strictObject({
-    sourceUrl: SourceUrl.optional(),
-    uploadId: Uuid.optional().describe('A ready or uploaded upload id from create_upload'),
-    options: RemovalOptionsSchema.describe(
-      'quality: fast | balanced | high; alpha: {mode: "raw", feather 0-4} or {mode: "binary", threshold 0-1, feather 0-4}; output: cutout (transparent PNG) | mask (grayscale)',
-    ),
-    idempotencyKey: IdempotencyKey.optional(),
-  }),
+  // REST's JSON body as it is (its options with their defaults), plus the key REST takes as a header.
+  input: RemovalJsonSchema.extend({ idempotencyKey: IdempotencyKey.optional() }),
   routes: ['POST /v1/removals', 'POST /v1/uploads/{id}/complete'],
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async run(c, args) {

@@ -81,8 +81,13 @@ describe('POST /mcp', () => {
     ])
     const remove = tools.find((t) => t.name === 'remove_background')!.inputSchema
     expect(remove.type).toBe('object')
-    expect(remove.required).toEqual(['options'])
-    expect(remove.properties.options.properties.quality.enum).toEqual(['fast', 'balanced', 'high'])
+    // REST's body schema: every option has its default, so none is required (the source is one of two).
+    expect(remove.required ?? []).toEqual([])
+    expect(remove.properties.options.properties.quality).toMatchObject({
+      enum: ['fast', 'balanced', 'high'],
+      default: 'balanced',
+    })
+    expect(Object.keys(remove.properties).sort()).toEqual(['idempotencyKey', 'options', 'sourceUrl', 'uploadId'])
   })
 
   it('GET and DELETE are 405 with Allow: POST (a stateless server has no SSE stream or session)', async () => {
@@ -220,6 +225,9 @@ describe('POST /mcp', () => {
 
       const replay = await callTool('remove_background', args, key)
       expect(replay.structuredContent?.id).toBe(job.id)
+      // The options left out are REST's defaults (a raw cutout): the same request to the key.
+      const { options: _defaults, ...withoutOptions } = args
+      expect((await callTool('remove_background', withoutOptions, key)).structuredContent?.id).toBe(job.id)
       expect((await callTool('get_usage', {}, key)).structuredContent).toMatchObject({ used: 1, held: 0 })
       const tools = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'mcp tool')
       expect(tools[0]).toMatchObject({ tool: 'remove_background', outcome: 'ok' })
