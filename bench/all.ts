@@ -1,6 +1,6 @@
 /**
- * `npm run bench`: how close the whole removal path gets to the model's own time, and how it
- * compares with @imgly/background-removal-node on the same images, in one run:
+ * `npm run bench -- all`: the run of record. First, how close the whole removal path gets to the
+ * model's own time, and how it compares with @imgly/background-removal-node on the same images:
  *   (a) floor      one bare ISNet `session.run` at 1024² (the server's session options)
  *   (b) server     the inference server's POST /v1/remove, signed, to its `done` frame (mask and cutout)
  *   (c) api        upload → POST /v1/removals (Prefer: wait=8) → result download, via `wrangler dev`
@@ -25,14 +25,15 @@
  *
  * Flags: --name <name> (default "latest"), --rounds <n> (scales repetitions), --no-api,
  * --no-reference, --no-gt, --no-quality, --no-refinement, --no-catalog, --no-tryon, --no-clicks,
- * --no-levels, --no-throughput, --only <substring of image names>, --verbose (child output), --gt-only (the
- * ground-truth benchmark alone).
+ * --no-levels, --no-throughput, --only <substring of image names>, --verbose (child output). Each
+ * part also runs alone through the door (bench/run.ts: `npm run bench -- quality-gt`, …).
  *
  * Another model (issue 25; docs/models.md): SEGMENTATION_MODEL / SEGMENTATION_PROFILE (and the
  * per-level SEGMENTATION_MODEL_<LEVEL>) reach the inference server it starts, the floor and the
  * ground-truth benchmark, e.g. `SEGMENTATION_MODEL=BiRefNet-general-epoch_244.onnx
- * SEGMENTATION_PROFILE=birefnet-general npm run bench -- --gt-only --name birefnet`. The other
- * in-process benchmarks (levels, synthetic quality, catalog) measure the built-in ISNet.
+ * SEGMENTATION_PROFILE=birefnet-general npm run bench -- quality-gt --no-chart --name birefnet`
+ * (the ground-truth benchmark alone). The other in-process benchmarks (levels, synthetic quality,
+ * catalog) measure the built-in ISNet.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
@@ -50,7 +51,7 @@ import { startApi, startInference, type ApiStack } from './lib/stack.js'
 import { runCatalogBench } from './catalog.js'
 import { runClicksBench } from './clicks.js'
 import { formatTable } from './lib/click-protocol.js'
-import { ratioChart } from './chart.js'
+import { ratioChart } from './lib/chart.js'
 import { FAST_DEFAULTS } from '../inference-server/src/levels/fast.js'
 import { runLevelsBench, timeLevelsThroughApi } from './levels.js'
 import { writeGtReport } from './quality-gt.js'
@@ -76,17 +77,10 @@ const { values: flags } = parseArgs({
     'no-throughput': { type: 'boolean', default: false },
     only: { type: 'string' },
     verbose: { type: 'boolean', default: false },
-    'gt-only': { type: 'boolean', default: false },
   },
 })
 const scale = Number(flags.rounds)
 const log = (msg: string) => process.stderr.write(`${msg}\n`)
-
-if (flags['gt-only']) {
-  // One command for a deployer's own model file: its masks against the true alpha, every level.
-  await writeGtReport(flags.name, { chart: false, only: flags.only })
-  process.exit(0)
-}
 
 const CUTOUT_OPTIONS: ServerOptions = { quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' }
 const MASK_OPTIONS: ServerOptions = { ...CUTOUT_OPTIONS, output: 'mask' }

@@ -1,11 +1,11 @@
 /**
- * The catalog benchmark (part of `npm run bench`, or alone: `tsx bench/catalog.ts`). Writes
+ * The catalog benchmark (part of `npm run bench -- all`, or alone: `npm run bench -- catalog`). Writes
  * bench/results/catalog-<name>.json. Never an assertion: it reports.
  * (a) time: a catalog image (POST /v1/catalog on the inference server, signed, to its `done`
- *     frame) of a ~1 MP reference at 1024², against one bare model run (the floor of bench/run.ts)
+ *     frame) of a ~1 MP reference at 1024², against one bare model run (the floor of bench/all.ts)
  *     measured in the same run, interleaved round by round; DESIGN.md §4 asks ≤ 1.5 × one model
  *     run per reference. References: coffee.png enlarged to 1224×816 (PNG) and the camera-like
- *     synthetic 1 MP JPEG of bench/run.ts; and a `views` sheet of both (ratio per reference).
+ *     synthetic 1 MP JPEG of bench/all.ts; and a `views` sheet of both (ratio per reference).
  * (b) super-resolution: a 200 px reference into 2048² with ESRGAN and with lanczos3 only (time,
  *     in-process generators); and what the model adds over lanczos3 on a known truth: each
  *     fixture photo reduced 2× and 3× (lanczos3) and brought back by ESRGAN slim x2 / x3 and by

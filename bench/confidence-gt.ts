@@ -1,5 +1,5 @@
 /**
- * The `low_confidence` benchmark alone (issue 44 item 5): `tsx bench/confidence-gt.ts [--levels
+ * The `low_confidence` benchmark alone (issue 44 item 5): `npm run bench -- confidence-gt [--levels
  * fast,balanced] [--name latest] [--only 'davis']`. Each level's real code (levelAlpha, the server's)
  * over the model's cached masks (bench/.cache; offline unless --run-model: a missing mask is then an
  * error, not a slow model run) on ../shared/gt, each pair's IoU and every candidate measure's confidence, then
@@ -21,7 +21,7 @@ import { CONFIDENCE_CANDIDATES, levelConfidenceReport } from './lib/confidence-c
 import type { PairRow } from './lib/gt-report.js'
 import { pairTruth, quickScore } from './lib/gt-score.js'
 import { machineInfo, RESULTS_DIR } from './lib/util.js'
-import { gtPhotos } from './quality-gt.js'
+import { gtPhotos } from './lib/gt-photos.js'
 
 const { values } = parseArgs({
   options: {

@@ -1,5 +1,5 @@
 /**
- * `tsx bench/crops.ts`: the before/after crops of docs/quality.md. One 12 MP synthetic composite
+ * `npm run bench -- crops [composite]`: the before/after crops of docs/quality.md. One 12 MP synthetic composite
  * (bench/quality-synthetic.ts) goes through `fast`, `balanced` and `high`; a 200×200 window on the object's edge is
  * cut from the true alpha and from each result, and each cutout is laid over a flat green so edge
  * halos and leftover background colour show. Writes docs/quality/*.png (small, committed).
@@ -10,7 +10,7 @@ import { removeBackground } from '../inference-server/src/remove.js'
 import { createSegmenter } from '../inference-server/src/segmentation/index.js'
 import { sharp } from './lib/deps.js'
 import { fixturePhoto, FIXTURE_PHOTOS } from './lib/images.js'
-import { makeComposites } from './quality-synthetic.js'
+import { makeComposites } from './lib/composites.js'
 
 const OUT = fileURLToPath(new URL('../docs/quality/', import.meta.url))
 const SIZE = 200

@@ -4,23 +4,24 @@
  * one row each: photo | truth | `high` with the border on the colour cut's grid | ramp, 1 grid step |
  * matting solve, 1 step | matting solve, 2 steps. Written to bench/results/sheets/edge-<pair>.png
  * (ignored by git: the photos and their truth must never be committed).
- * `GT_DIR=… tsx bench/edge-crops.ts 'giraffe|ostrich'`
+ * `GT_DIR=… npm run bench -- edge-crops 'giraffe|ostrich'`
  */
 import { decodeImage } from '../inference-server/src/imaging/decode.js'
+import { UNSURE_BAND } from '../inference-server/src/levels/bands.js'
 import { HIGH_DEFAULTS } from '../inference-server/src/levels/index.js'
 import { createLevelSegmenters, levelModelsFromEnv } from '../inference-server/src/segmentation/per-level.js'
 import { cachedSegmenter } from './lib/cached-segmenter.js'
 import { sharp } from './lib/deps.js'
 import { tileRow } from './lib/gt-sheet.js'
 import { highEvaluator } from './lib/high-candidates.js'
-import { gtPhotos } from './quality-gt.js'
+import { gtPhotos } from './lib/gt-photos.js'
 
 const C = 120,
   Z = 3,
   GAP = 4
 const photos = await gtPhotos(process.argv[2] ?? 'giraffe|ostrich')
 const model = cachedSegmenter(await createLevelSegmenters(levelModelsFromEnv(process.env)), { offline: true })
-const f = HIGH_DEFAULTS.faint ?? { low: 25, high: 230, share: 0.8 }
+const f = HIGH_DEFAULTS.faint ?? { ...UNSURE_BAND, share: 0.8 }
 for (const p of photos) {
   const { image } = await decodeImage(p.bytes)
   const { width: W, height: H } = image

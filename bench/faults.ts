@@ -1,5 +1,5 @@
 /**
- * `npm run bench:faults` (issue 15 item 7): faults, scripted, against the real stack (the
+ * `npm run bench -- faults` (issue 15 item 7): faults, scripted, against the real stack (the
  * inference server with the real model and `wrangler dev`, started here on their own ports and
  * state, a webhook receiver on 127.0.0.1 subscribed to every event):
  * 1. `kill`: the inference server SIGKILLed mid-batch, then started again on its port;

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:fleet` (issue 26.3): the Worker in front of a fleet of inference servers, as
+ * `npm run bench -- fleet` (issue 26.3): the Worker in front of a fleet of inference servers, as
  * `INFERENCE_URL` with several entries. Each server (the real model, one intra-op thread, so three
  * fit on the machine) sits behind a transparent counting proxy on 127.0.0.1, which records every
  * `/v1/*` call it forwards and when, so the bench sees where the Worker sent each job without

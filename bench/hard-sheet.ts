@@ -2,7 +2,7 @@
  * Looks at pairs of ../shared/gt closely (session 12, issue 31's hardest pairs): photo, truth,
  * `balanced`, `high` before (no own faint pass), `high` as shipped; one row per pair, written to
  * bench/results/sheets/ (ignored by git: the photos and their truth must never be committed).
- * `GT_DIR=… tsx bench/hard-sheet.ts --only 'giraffe|horsejump-high|bmx' --name hard`
+ * `GT_DIR=… npm run bench -- hard-sheet --only 'giraffe|horsejump-high|bmx' --name hard`
  */
 import { mkdirSync } from 'node:fs'
 import { parseArgs } from 'node:util'
@@ -15,7 +15,7 @@ import { sharp } from './lib/deps.js'
 import { tileRow } from './lib/gt-sheet.js'
 import { highEvaluator } from './lib/high-candidates.js'
 import { RESULTS_DIR } from './lib/util.js'
-import { gtPhotos } from './quality-gt.js'
+import { gtPhotos } from './lib/gt-photos.js'
 
 const { values } = parseArgs({
   options: {

@@ -1,12 +1,12 @@
 /**
- * `tsx bench/level-pictures.ts`: the pictures docs/quality.md "Choosing fast's input" shows, to say
+ * `npm run bench -- level-pictures`: the pictures docs/quality.md "Choosing fast's input" shows, to say
  * why no smaller input keeps 1024²'s mask on rocket.jpg:
  * - docs/quality/rocket-input-sizes.png: the photo beside its masks at `balanced` (1024²), `fast`
  *   (its input for this photo) and 512²;
  * - docs/quality/rocket-fast-difference.png: where `fast`'s mask (α ≥ 0.5) differs from
  *   `balanced`'s: red only in `fast`, green only in `balanced`, grey in both;
  * - docs/quality/iou-by-input-size.png: each fixture photo's IoU against `balanced` at every square
- *   input of the full sweep (bench/results/levels-sweep.json: `tsx bench/levels.ts --full --name sweep`).
+ *   input of the full sweep (bench/results/levels-sweep.json: `npm run bench -- levels --full --name sweep`).
  */
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'

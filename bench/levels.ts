@@ -1,6 +1,6 @@
 /**
- * The input-size sweep that picks `fast`'s size (issue 14; part of `npm run bench`, or alone:
- * `tsx bench/levels.ts`). For each candidate input, on the size-agnostic model:
+ * The input-size sweep that picks `fast`'s size (issue 14; part of `npm run bench -- all`, or alone:
+ * `npm run bench -- levels`). For each candidate input, on the size-agnostic model:
  * - time at the model: the segmenter (model thread, 2 threads, tensor in and mask out) on the 1 MP
  *   synthetic JPEG, median of `reps`, interleaved with the native 1024² so load falls alike;
  * - mask IoU (α ≥ 0.5) against `balanced` (1024²) on the fixture photos and the quality benchmark's
@@ -9,7 +9,7 @@
  * Writes bench/results/levels-<name>.json. With `--whole`, instead: `fast` against `balanced` end to
  * end, a removal's job time through the public API at 1 MP (`--reps` rounds, default 5) and 12 MP
  * (`--big-reps`, default 3), interleaved (bench/lib/whole-removal.ts) → bench/results/levels-whole-<name>.json
- * (`NODE_OPTIONS=--experimental-websocket` on Node 20: the API stack needs it, as `npm run bench`).
+ * (`NODE_OPTIONS=--experimental-websocket` on Node 20: the API stack needs it).
  * With `--fast-colours`: `fast`'s cutout edge colours estimated at its input's pixels (as shipped
  * since issue 44) against the 4 MP working size it had before, on the synthetic composites whose
  * true foreground is known (quality-synthetic.ts) → bench/results/levels-fast-colours-<name>.json.
@@ -18,21 +18,22 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { decodeImage } from '../inference-server/src/imaging/decode.js'
 import type { Mask, RgbImage } from '../inference-server/src/imaging/types.js'
-import { type FastShape, inputFor } from '../inference-server/src/levels/sizes.js'
 import { createSegmenter, type InputSize, type Segmenter } from '../inference-server/src/segmentation/index.js'
 import { type ApiCall, callApi, callServer, type ServerCall } from './lib/clients.js'
 import { type BenchImage, FIXTURE_PHOTOS, fixturePhoto, syntheticJpeg } from './lib/images.js'
 import type { ApiStack, InferenceServer } from './lib/stack.js'
 import { machineInfo, median, RESULTS_DIR, round } from './lib/util.js'
-import { edgeColourError, fixtureMasks, makeComposites } from './quality-synthetic.js'
+import { fixtureMasks, makeComposites } from './lib/composites.js'
+import { edgeColourError } from './lib/matting-metrics.js'
+import { type CandidateShape, candidateInput } from './lib/input-shapes.js'
 import { timeWholeRemovals } from './lib/whole-removal.js'
 import { composeCutout } from '../inference-server/src/imaging/compose.js'
 import { decontaminate } from '../inference-server/src/imaging/refine.js'
 import { levelAlpha } from '../inference-server/src/remove.js'
 
-type Candidate = { side: number; shape: FastShape }
+type Candidate = { side: number; shape: CandidateShape }
 
-/** What `npm run bench` sweeps: the pick and its neighbours, to fit the bench's time. */
+/** What `npm run bench -- all` sweeps: the pick and its neighbours, to fit the bench's time. */
 export const CANDIDATES: Candidate[] = [
   { side: 512, shape: 'square' },
   { side: 640, shape: 'square' },
@@ -42,7 +43,7 @@ export const CANDIDATES: Candidate[] = [
 ]
 
 /**
- * The full sweep (`tsx bench/levels.ts --full --name sweep` → bench/results/levels-sweep.json):
+ * The full sweep (`npm run bench -- levels --full --name sweep` → bench/results/levels-sweep.json):
  * every square side from 512 to 960 and the aspect inputs, so the results show where (if
  * anywhere below 1024²) each image's IoU reaches 0.95, even at sizes too slow to be `fast`.
  */
@@ -81,7 +82,7 @@ async function images(): Promise<{ name: string; image: RgbImage }[]> {
 async function timeAtModel(segmenter: Segmenter, candidates: Candidate[], reps: number, log: (m: string) => void) {
   const { image } = await decodeImage((await syntheticJpeg('1mp')).bytes)
   const inputs = [{ key: 'native-1024', size: NATIVE }].concat(
-    candidates.map((c) => ({ key: label(c), size: inputFor(image, c.side, c.shape, 64) })),
+    candidates.map((c) => ({ key: label(c), size: candidateInput(image, c.side, c.shape, 64) })),
   )
   const times = new Map<string, number[]>(inputs.map((i) => [i.key, []]))
   for (const i of inputs) await segmenter.segment(image, i.size) // warm-up: first runs allocate
@@ -196,7 +197,7 @@ export async function runLevelsBench({
       iou[name] = {}
       for (const c of candidates) {
         iou[name][label(c)] = round(
-          maskIoU(await segmenter.segment(image, inputFor(image, c.side, c.shape, 64)), balanced),
+          maskIoU(await segmenter.segment(image, candidateInput(image, c.side, c.shape, 64)), balanced),
           4,
         )
       }

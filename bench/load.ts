@@ -1,5 +1,5 @@
 /**
- * `npm run bench:load` (issue 15 item 6): load on the running stack (the real inference server and
+ * `npm run bench -- load` (issue 15 item 6): load on the running stack (the real inference server and
  * `wrangler dev`, started here on their own ports and state) from autocannon on 127.0.0.1. Each
  * stage runs four classes side by side for `--seconds`: removals of small images (multipart, a
  * fresh Idempotency-Key each), job reads, SSE streams (of finished jobs: the replay, then the

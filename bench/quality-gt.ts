@@ -1,6 +1,6 @@
 /**
- * The GROUND-TRUTH quality benchmark (issues 22, 31; part of `npm run bench`, or alone:
- * `tsx bench/quality-gt.ts [--only 'am0|davis'] [--name latest] [--timing 1] [--full]`): every quality level on the
+ * The GROUND-TRUTH quality benchmark (issues 22, 31; part of `npm run bench -- all`, or alone:
+ * `npm run bench -- quality-gt [--only 'am0|davis'] [--name latest] [--timing 1] [--full] [--no-chart]`): every quality level on the
  * 48 real pairs of `../shared/gt/` (alphamatting.com, DAVIS, GrabCut, COCO; their README), each
  * group scored as its README says (bench/lib/gt-score.ts), per pair, per group and overall.
  *
@@ -16,8 +16,7 @@
  * docs/quality/gt-*.svg, and a contact sheet of the pairs where the levels differ most to
  * bench/results/sheets/ (ignored by git: the photos and their truth must never be committed).
  */
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { decodeImage } from '../inference-server/src/imaging/decode.js'
 import { type Doubts, type DoubtMeasure, levelConfidence } from '../inference-server/src/levels/confidence.js'
@@ -28,7 +27,6 @@ import type { Segmenter } from '../inference-server/src/segmentation/index.js'
 import { createLevelSegmenters, levelModelsFromEnv } from '../inference-server/src/segmentation/per-level.js'
 import { cachedSegmenter } from './lib/cached-segmenter.js'
 import { clearlyWorse, type CvPair, crossValidate } from './lib/cv.js'
-import { sharp } from './lib/deps.js'
 import { type PairRow, summary, targets } from './lib/gt-report.js'
 import { fullScore, pairTruth, type QuickScores, quickScore } from './lib/gt-score.js'
 import { sheetRow, writeSheet } from './lib/gt-sheet.js'
@@ -38,11 +36,9 @@ import { FAST_REFERENCE, FAST_SIZES, fastCandidates, fastEvaluator, sizeKey } fr
 import { timeInputs, timeLevels } from './lib/gt-timing.js'
 import { FAST_DEFAULTS, fastInputFor } from '../inference-server/src/levels/fast.js'
 import { CONFIDENCE_CANDIDATES, confidenceReport } from './lib/confidence-cv.js'
-import { machineInfo, RESULTS_DIR, ROOT } from './lib/util.js'
+import { type GtPhoto, gtPhotos } from './lib/gt-photos.js'
+import { machineInfo, RESULTS_DIR } from './lib/util.js'
 
-/** Read at run time, never copied: the repository must not hold these photos (their README). GT_DIR
- * overrides it (a git worktree sits elsewhere than ../). */
-export const GT_DIR = process.env.GT_DIR ?? `${ROOT}../shared/gt/`
 const SHEETS_DIR = `${RESULTS_DIR}sheets/`
 /**
  * `high`'s candidate view sets. `fast`'s 640² view costs 0.4 of a native run; the mirrored native
@@ -50,34 +46,8 @@ const SHEETS_DIR = `${RESULTS_DIR}sheets/`
  */
 const VIEW_SETS = [['small']] as const
 
-export interface GtPhoto {
-  name: string
-  bytes: Uint8Array
-  width: number
-  height: number
-  /** True alpha, 0..1 (channel 0 of the truth PNG). */
-  alpha: Float32Array
-}
-
-/** The photos of GT_DIR whose name matches `only` (a regular expression; all by default), with their truth. */
-export async function gtPhotos(only?: string): Promise<GtPhoto[]> {
-  if (!existsSync(GT_DIR)) throw new Error(`no ground truth at ${GT_DIR} (see issue 22; GT_DIR sets it)`)
-  const files = readdirSync(GT_DIR).filter((f) => /\.(png|jpg)$/.test(f) && !f.includes('.gt.'))
-  const out: GtPhoto[] = []
-  for (const file of files.sort()) {
-    const name = file.replace(/\.(png|jpg)$/, '')
-    if (only && !new RegExp(only).test(name)) continue
-    const { data, info } = await sharp(`${GT_DIR}${name}.gt.png`)
-      .extractChannel(0)
-      .raw()
-      .toBuffer({ resolveWithObject: true })
-    const alpha = new Float32Array(data.length)
-    for (let i = 0; i < data.length; i++) alpha[i] = data[i] / 255
-    const bytes = new Uint8Array(await readFile(`${GT_DIR}${file}`))
-    out.push({ name, bytes, width: info.width, height: info.height, alpha })
-  }
-  return out
-}
+// clicks.ts and lib/click-*.ts still import these from here (their owner moves them: issue 46).
+export { GT_DIR, type GtPhoto, gtPhotos } from './lib/gt-photos.js'
 
 type Log = (m: string) => void
 

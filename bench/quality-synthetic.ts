@@ -1,5 +1,5 @@
 /**
- * The SYNTHETIC quality benchmark (part of `npm run bench`, or alone: `tsx bench/quality-synthetic.ts`):
+ * The SYNTHETIC quality benchmark (part of `npm run bench -- all`, or alone: `npm run bench -- quality-synthetic`):
  * it measures agreement with our own model, not accuracy against a truth someone else made. Synthetic
  * composites whose true alpha is known: each fixture photo's foreground, cut with its own model
  * mask, is laid over another fixture photo, and foreground, alpha and background are upscaled
@@ -24,151 +24,15 @@ import { createSegmenter, type Segmenter } from '../inference-server/src/segment
 import { toSourceMask } from '../inference-server/src/segmentation/postprocess.js'
 import type { Quality } from '../inference-server/src/options.js'
 import { sharp } from './lib/deps.js'
-import { fixturePhoto, FIXTURE_PHOTOS } from './lib/images.js'
+import { type Composite, fixtureMasks, floatPlane, makeComposites, QUALITY_SIZES } from './lib/composites.js'
+import { edgeColourError, gradientMagnitude } from './lib/matting-metrics.js'
 import { machineInfo, RESULTS_DIR, round } from './lib/util.js'
 
 /** Said in every report: these numbers measure agreement with the model, not accuracy. */
 const SYNTHETIC_TRUTH =
   "synthetic: the truth is the model's own mask of a small fixture photo, upscaled; this measures agreement with the model at a scale it never saw, not accuracy (real photos: issue 22)"
 
-export const QUALITY_SIZES = { '4mp': [2448, 1632], '12mp': [4240, 2832] } as const
 const LEVELS: Quality[] = ['fast', 'balanced', 'high']
-
-export interface Composite {
-  name: string
-  width: number
-  height: number
-  /** Encoded PNG of the composite (what the API would receive). */
-  bytes: Uint8Array
-  /** True alpha 0..1 and foreground RGB (0..255 floats) at the composite's size. */
-  alpha: Float32Array
-  fg: Uint8Array
-}
-
-async function rawRgb(
-  input: Uint8Array | Buffer,
-  width?: number,
-  height?: number,
-  channels?: 1 | 3,
-): Promise<Uint8Array> {
-  const p = channels ? sharp(input, { raw: { width: width!, height: height!, channels } }) : sharp(input)
-  return new Uint8Array((await p.removeAlpha().raw().toBuffer()).buffer)
-}
-
-/** Resizes an 8-bit plane (1 or 3 channels) with lanczos3, keeping its channel count. */
-async function resizeRaw(
-  data: Uint8Array,
-  w: number,
-  h: number,
-  channels: 1 | 3,
-  W: number,
-  H: number,
-): Promise<Uint8Array> {
-  let p = sharp(data, { raw: { width: w, height: h, channels } }).resize(W, H, { fit: 'fill', kernel: 'lanczos3' })
-  if (channels === 1) p = p.toColourspace('b-w')
-  const { data: out, info } = await p.raw().toBuffer({ resolveWithObject: true })
-  if (info.channels !== channels) throw new Error(`resize gave ${info.channels} channels`)
-  return new Uint8Array(out.buffer, out.byteOffset, out.length)
-}
-
-/** The composites: each fixture's foreground over the next fixture, at each size. */
-export async function makeComposites(
-  masks: Map<string, { data: Uint8Array; width: number; height: number }>,
-  sizes = Object.keys(QUALITY_SIZES) as (keyof typeof QUALITY_SIZES)[],
-): Promise<Composite[]> {
-  const out: Composite[] = []
-  for (const size of sizes) {
-    const [W, H] = QUALITY_SIZES[size]
-    for (let i = 0; i < FIXTURE_PHOTOS.length; i++) {
-      const fgName = FIXTURE_PHOTOS[i]
-      const bgName = FIXTURE_PHOTOS[(i + 1) % FIXTURE_PHOTOS.length]
-      const fgPhoto = await fixturePhoto(fgName)
-      const mask = masks.get(fgName)!
-      const fg = await resizeRaw(await rawRgb(fgPhoto.bytes), fgPhoto.width, fgPhoto.height, 3, W, H)
-      const a8 = await resizeRaw(mask.data, mask.width, mask.height, 1, W, H)
-      const bgPhoto = await fixturePhoto(bgName)
-      const bg = await resizeRaw(await rawRgb(bgPhoto.bytes), bgPhoto.width, bgPhoto.height, 3, W, H)
-      const alpha = new Float32Array(W * H)
-      const comp = new Uint8Array(W * H * 3)
-      // The object's edge is made crisp at the target size (a ~1.5 px anti-aliased transition around
-      // the upscaled mask's 0.5 contour), as a sharp edge in a real high-resolution photo: the
-      // upscaled mask alone would be as soft as the model's own 1024² view, leaving nothing to recover.
-      const k = 1.25 * Math.max(W / mask.width, H / mask.height)
-      for (let p = 0; p < alpha.length; p++) {
-        const a = Math.min(1, Math.max(0, (a8[p] / 255 - 0.5) * k + 0.5))
-        alpha[p] = a
-        for (let c = 0; c < 3; c++) comp[p * 3 + c] = Math.round(a * fg[p * 3 + c] + (1 - a) * bg[p * 3 + c])
-      }
-      const bytes = new Uint8Array(
-        await sharp(comp, { raw: { width: W, height: H, channels: 3 } })
-          .png({ compressionLevel: 1 })
-          .toBuffer(),
-      )
-      out.push({
-        name: `${fgName.replace(/\..*/, '')}-on-${bgName.replace(/\..*/, '')}-${size}`,
-        width: W,
-        height: H,
-        bytes,
-        alpha,
-        fg,
-      })
-    }
-  }
-  return out
-}
-
-/** Separable Gaussian blur of a float plane (σ in pixels, kernel to ±3σ, clamped borders). */
-function gaussian(src: Float32Array, width: number, height: number, sigma: number): Float32Array {
-  const r = Math.ceil(3 * sigma)
-  const k = new Float32Array(2 * r + 1)
-  let sum = 0
-  for (let i = -r; i <= r; i++) sum += k[i + r] = Math.exp(-(i * i) / (2 * sigma * sigma))
-  for (let i = 0; i < k.length; i++) k[i] /= sum
-  const tmp = new Float32Array(src.length)
-  const out = new Float32Array(src.length)
-  for (let y = 0; y < height; y++) {
-    const row = y * width
-    for (let x = 0; x < width; x++) {
-      let v = 0
-      for (let i = -r; i <= r; i++) v += k[i + r] * src[row + Math.min(width - 1, Math.max(0, x + i))]
-      tmp[row + x] = v
-    }
-  }
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      let v = 0
-      for (let i = -r; i <= r; i++) v += k[i + r] * tmp[Math.min(height - 1, Math.max(0, y + i)) * width + x]
-      out[y * width + x] = v
-    }
-  }
-  return out
-}
-
-/** Gaussian-derivative gradient magnitude (σ = 1.4, as the matting benchmark's gradient error). */
-export function gradientMagnitude(alpha: Float32Array, width: number, height: number): Float32Array {
-  const s = gaussian(alpha, width, height, 1.4)
-  const g = new Float32Array(width * height)
-  for (let y = 1; y < height - 1; y++) {
-    for (let x = 1; x < width - 1; x++) {
-      const i = y * width + x
-      const gx = (s[i + 1] - s[i - 1]) / 2
-      const gy = (s[i + width] - s[i - width]) / 2
-      g[i] = Math.sqrt(gx * gx + gy * gy)
-    }
-  }
-  return g
-}
-
-/** A mask PNG's only channel, or (channels 4) a cutout's RGBA, or (channels 'alpha') a cutout's alpha. */
-async function floatPlane(png: Buffer, channels: 1 | 4 | 'alpha'): Promise<Uint8Array> {
-  const p =
-    channels === 1
-      ? sharp(png).extractChannel(0)
-      : channels === 'alpha'
-        ? sharp(png).ensureAlpha().extractChannel(3)
-        : sharp(png).ensureAlpha()
-  return new Uint8Array((await p.raw().toBuffer()).buffer)
-}
 
 export interface Scores {
   sad: number
@@ -202,22 +66,6 @@ export async function score(c: Composite, mask: RemoveResult, cutout?: RemoveRes
   return out
 }
 
-/**
- * Edge colour error: the mean |F̂ − F| of a cutout's RGB (`rgba`, 0..255, 4 channels) against the
- * true foreground over the true edge band (0.02 < α < 0.98), weighted by α, in 8-bit units.
- */
-export function edgeColourError(c: Composite, rgba: ArrayLike<number>): number {
-  let err = 0
-  let weight = 0
-  for (let p = 0; p < c.alpha.length; p++) {
-    const a = c.alpha[p]
-    if (a <= 0.02 || a >= 0.98) continue
-    for (let ch = 0; ch < 3; ch++) err += a * Math.abs(rgba[p * 4 + ch] - c.fg[p * 3 + ch])
-    weight += 3 * a
-  }
-  return round(err / weight, 2)
-}
-
 /** "A perfect model at 1024²": the true alpha reduced to the model's input and brought back. */
 function oracleSegmenter(composites: Composite[]): Segmenter {
   return {
@@ -240,23 +88,6 @@ function oracleSegmenter(composites: Composite[]): Segmenter {
     },
     async close() {},
   }
-}
-
-/** The true alphas of the composites: each fixture's own `balanced` mask at its native size. */
-export async function fixtureMasks(
-  model: Segmenter,
-): Promise<Map<string, { data: Uint8Array; width: number; height: number }>> {
-  const masks = new Map<string, { data: Uint8Array; width: number; height: number }>()
-  for (const name of FIXTURE_PHOTOS) {
-    const photo = await fixturePhoto(name)
-    const r = await removeBackground(model, photo.bytes, {
-      quality: 'balanced',
-      alpha: { mode: 'raw', feather: 0 },
-      output: 'mask',
-    })
-    masks.set(name, { data: await floatPlane(r.png, 1), width: photo.width, height: photo.height })
-  }
-  return masks
 }
 
 export async function runQualityBench({

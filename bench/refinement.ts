@@ -1,5 +1,5 @@
 /**
- * The refinement benchmark (part of `npm run bench`, or alone: `tsx bench/refinement.ts`). On
+ * The refinement benchmark (part of `npm run bench -- all`, or alone: `npm run bench -- refinement`). On
  * composites whose true alpha is known and where the model errs (bench/lib/placed.ts: a subject
  * placed in a busy scene), it scores against the truth:
  * - base: the model's mask of the whole composite (the `balanced` mask, what a project starts from);
@@ -26,7 +26,7 @@ import { sharp } from './lib/deps.js'
 import { FIXTURE_PHOTOS, fixturePhoto } from './lib/images.js'
 import { type PlacedCase, type PlacedComposite, placedComposite } from './lib/placed.js'
 import { machineInfo, RESULTS_DIR, round } from './lib/util.js'
-import { gradientMagnitude } from './quality-synthetic.js'
+import { gradientMagnitude } from './lib/matting-metrics.js'
 
 export const REFINEMENT_SIZES = { '4mp': [2448, 1632], '12mp': [4240, 2832] } as const
 type Size = keyof typeof REFINEMENT_SIZES

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:soak`: 1,000 sequential removals against one inference server (real model),
+ * `npm run bench -- soak`: 1,000 sequential removals against one inference server (real model),
  * sampling its resident memory, to show it stays flat (DESIGN.md §4: steady RSS ≤ 1.2 GB, no
  * growth across 1,000 requests). Inputs cycle through small images (the fixture photos and a
  * 1 MP JPEG) and through the options (fast/balanced, mask/cutout, raw/binary, feather 0–2), so every

@@ -1,5 +1,5 @@
 /**
- * Throughput on this machine (issue 14; part of `npm run bench`, or alone: `tsx bench/throughput.ts`):
+ * Throughput on this machine (issue 14; part of `npm run bench -- all`, or alone: `npm run bench -- throughput`):
  * images per minute at 1 MP through the API (wrangler dev + the inference server), balanced
  * cutouts, two clients sending back to back, for
  *   - one session with 2 intra-op threads (INFERENCE_SESSIONS=1 INFERENCE_THREADS=2), and

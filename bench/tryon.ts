@@ -3,7 +3,7 @@
  * try-on model on a 1 MP person photo (the astronaut fixture enlarged to 1024², lanczos3) and a
  * 1 MP made T-shirt, against one segmentation model call (`segmenter.segment`, the ISNet run with
  * its pre- and post-processing) on the same person photo, interleaved in the same run, in process
- * (no HTTP). Run by `npm run bench` (skip with --no-tryon) or alone: `tsx bench/tryon.ts`.
+ * (no HTTP). Run by `npm run bench -- all` (skip with --no-tryon) or alone: `npm run bench -- tryon [name]`.
  * Writes bench/results/tryon-<name>.json. Never an assertion: it reports.
  */
 import { writeFileSync } from 'node:fs'

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:memory`: how much memory the Worker needs for the largest things it handles
+ * `npm run bench -- memory`: how much memory the Worker needs for the largest things it handles
  * (issues 26.4 and 30.1). A Cloudflare isolate has 128 MB; a body read whole into memory twice
  * would not fit.
  *

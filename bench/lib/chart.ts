@@ -1,10 +1,5 @@
-/**
- * The SVG chart of a bench result: per image, each path's time ÷ the floor.
- * `tsx bench/chart.ts [name]` redraws bench/results/<name>.svg from its JSON.
- */
-import { readFileSync, writeFileSync } from 'node:fs'
-import { barChart } from './lib/svg.js'
-import { RESULTS_DIR } from './lib/util.js'
+/** The SVG chart of the speed run (bench/all.ts): per image, each path's time ÷ the floor. */
+import { barChart } from './svg.js'
 
 interface Report {
   date: string
@@ -35,10 +30,4 @@ export function ratioChart(report: Report): string {
     })),
     lines: [{ value: 1.25, label: 'target at 1 MP: 1.25× the floor' }],
   })
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const name = process.argv[2] ?? 'latest'
-  const report = JSON.parse(readFileSync(`${RESULTS_DIR}${name}.json`, 'utf8')) as Report
-  writeFileSync(`${RESULTS_DIR}${name}.svg`, ratioChart(report))
 }

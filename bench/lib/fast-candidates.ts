@@ -14,7 +14,8 @@ import {
   finishBasis,
   finishFast,
 } from '../../inference-server/src/levels/fast.js'
-import type { FastShape } from '../../inference-server/src/levels/sizes.js'
+import { UNSURE_BAND } from '../../inference-server/src/levels/bands.js'
+import type { InputShape } from '../../inference-server/src/levels/sizes.js'
 import type { Segmenter } from '../../inference-server/src/segmentation/index.js'
 
 /**
@@ -22,19 +23,19 @@ import type { Segmenter } from '../../inference-server/src/segmentation/index.js
  * model's fixed costs it stays ≥ 2× faster at the model (measured in the same run: timeInputs).
  * 704² (0.47) is scored beside them (FAST_REFERENCE) but not chosen from: it measured 1.9–2.2×.
  */
-export const FAST_SIZES: Array<{ side: number; shape: FastShape }> = [
+export const FAST_SIZES: Array<{ side: number; shape: InputShape }> = [
   { side: 640, shape: 'square' },
   { side: 704, shape: 'lean' },
 ]
-export const FAST_REFERENCE: Array<{ side: number; shape: FastShape }> = [{ side: 704, shape: 'square' }]
+export const FAST_REFERENCE: Array<{ side: number; shape: InputShape }> = [{ side: 704, shape: 'square' }]
 
 const STRETCHES = [0, 16, 32, 48].flatMap((lo) => [128, 160, 192].map((hi) => ({ lo, hi })))
 const FAINTS = [
-  { low: 25, high: 230, share: 0.8 },
-  { low: 25, high: 230, share: 0.5 },
+  { ...UNSURE_BAND, share: 0.8 },
+  { ...UNSURE_BAND, share: 0.5 },
 ]
 
-export const sizeKey = (o: { side: number; shape: FastShape }) => `${o.shape}${o.side}`
+export const sizeKey = (o: { side: number; shape: InputShape }) => `${o.shape}${o.side}`
 const edgeKey = (f: NonNullable<FastOptions['faint']>) => (f.edge ? `-${f.edge.method}${f.edge.steps}` : '')
 export const fastKey = (o: FastOptions) =>
   `${sizeKey(o)}|${o.faint ? `faint${o.faint.low}-${o.faint.high}-${o.faint.share}${edgeKey(o.faint)}` : 'faint-'}|${o.stretch ? `stretch${o.stretch.lo}-${o.stretch.hi}` : 'stretch-'}`

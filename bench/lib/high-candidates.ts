@@ -18,11 +18,11 @@ import { type HighView, otherViews } from '../../inference-server/src/levels/vie
 import { refineEdges } from '../../inference-server/src/remove.js'
 import type { Segmenter } from '../../inference-server/src/segmentation/index.js'
 
-/** `balanced`'s mask with the edge band solved again: what the refinement alone does. */
+/** `balanced`'s mask with the edge band solved again: what the refinement alone does (no view: nothing to arbitrate). */
 const NO_VIEWS: HighOptions = {
   ...HIGH_DEFAULTS,
   views: [],
-  arbitration: { ...HIGH_DEFAULTS.arbitration, evidence: 'none', faintHigh: 0 },
+  arbitration: { ...HIGH_DEFAULTS.arbitration, faintHigh: 0 },
   faint: null,
 }
 
@@ -53,7 +53,6 @@ export function highCandidates(viewSets: HighView[][]): Record<string, HighOptio
             faint: null,
             arbitration: {
               ...HIGH_DEFAULTS.arbitration,
-              evidence: 'colour',
               delta: 64,
               split,
               colourShare,
@@ -116,9 +115,9 @@ export function highEvaluator(segmenter: Segmenter, image: RgbImage) {
     if (!views.has(vk)) views.set(vk, otherViews(segmenter, image, o.views, smallViewInput(image, segmenter.input)))
     const vs = await (views.get(vk) as Promise<Uint8Array[]>)
     const ck = `${vk}|${JSON.stringify(o.cut)}`
-    const needsCut = o.arbitration.evidence.includes('colour') || o.arbitration.faintHigh > o.arbitration.faintLow
-    if (needsCut && vs.length && !cuts.has(ck)) cuts.set(ck, colourCut(image, [b.data, ...vs], o.cut))
-    const cut = needsCut && vs.length ? await (cuts.get(ck) as Promise<Uint8Array | null>) : null
+    // The colour cut is the arbitration's evidence (levels/index.ts): needed whenever there is another view.
+    if (vs.length && !cuts.has(ck)) cuts.set(ck, colourCut(image, [b.data, ...vs], o.cut))
+    const cut = vs.length ? await (cuts.get(ck) as Promise<Uint8Array | null>) : null
     const settled = arbitrate(b, vs, cut, o.arbitration)
     const native = segmenter.input.native
     if (o.faint) basis ??= finishBasis(image, b, native.width * native.height)

@@ -9,7 +9,8 @@
  *   threshold (steps of 0.1) at which the pixel is still in the largest 8-connected component of
  *   {α̂ ≥ t} ∩ {α ≥ t}: how much of the matte is cut off from the subject.
  */
-import { gradientMagnitude } from '../quality-synthetic.js'
+import type { Composite } from './composites.js'
+import { round } from './util.js'
 
 export interface MattingScores {
   sad: number
@@ -144,4 +145,62 @@ export function edgeBand(truth: Float32Array, width: number, height: number, rad
     return out
   }
   return dilate1d(dilate1d(edge, true), false)
+}
+
+/** Separable Gaussian blur of a float plane (σ in pixels, kernel to ±3σ, clamped borders). */
+function gaussian(src: Float32Array, width: number, height: number, sigma: number): Float32Array {
+  const r = Math.ceil(3 * sigma)
+  const k = new Float32Array(2 * r + 1)
+  let sum = 0
+  for (let i = -r; i <= r; i++) sum += k[i + r] = Math.exp(-(i * i) / (2 * sigma * sigma))
+  for (let i = 0; i < k.length; i++) k[i] /= sum
+  const tmp = new Float32Array(src.length)
+  const out = new Float32Array(src.length)
+  for (let y = 0; y < height; y++) {
+    const row = y * width
+    for (let x = 0; x < width; x++) {
+      let v = 0
+      for (let i = -r; i <= r; i++) v += k[i + r] * src[row + Math.min(width - 1, Math.max(0, x + i))]
+      tmp[row + x] = v
+    }
+  }
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      let v = 0
+      for (let i = -r; i <= r; i++) v += k[i + r] * tmp[Math.min(height - 1, Math.max(0, y + i)) * width + x]
+      out[y * width + x] = v
+    }
+  }
+  return out
+}
+
+/** Gaussian-derivative gradient magnitude (σ = 1.4, as the matting benchmark's gradient error). */
+export function gradientMagnitude(alpha: Float32Array, width: number, height: number): Float32Array {
+  const s = gaussian(alpha, width, height, 1.4)
+  const g = new Float32Array(width * height)
+  for (let y = 1; y < height - 1; y++) {
+    for (let x = 1; x < width - 1; x++) {
+      const i = y * width + x
+      const gx = (s[i + 1] - s[i - 1]) / 2
+      const gy = (s[i + width] - s[i - width]) / 2
+      g[i] = Math.sqrt(gx * gx + gy * gy)
+    }
+  }
+  return g
+}
+
+/**
+ * Edge colour error: the mean |F̂ − F| of a cutout's RGB (`rgba`, 0..255, 4 channels) against the
+ * true foreground over the true edge band (0.02 < α < 0.98), weighted by α, in 8-bit units.
+ */
+export function edgeColourError(c: Composite, rgba: ArrayLike<number>): number {
+  let err = 0
+  let weight = 0
+  for (let p = 0; p < c.alpha.length; p++) {
+    const a = c.alpha[p]
+    if (a <= 0.02 || a >= 0.98) continue
+    for (let ch = 0; ch < 3; ch++) err += a * Math.abs(rgba[p * 4 + ch] - c.fg[p * 3 + ch])
+    weight += 3 * a
+  }
+  return round(err / weight, 2)
 }

@@ -1,5 +1,5 @@
 /**
- * `fast` against `balanced` end to end (issues 31 and 44; `tsx bench/levels.ts --whole`): a
+ * `fast` against `balanced` end to end (issues 31 and 44; `npm run bench -- levels --whole`): a
  * removal's job time through the public API, from creating the removal (an upload made before the
  * clock starts) to the job's `succeeded` and the result's download, on the 1 MP and 12 MP
  * synthetic JPEGs. The two levels are interleaved round by round, the order swapped each round,

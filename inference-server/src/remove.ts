@@ -10,7 +10,7 @@ import { encodeCutoutPng, encodeMaskPng } from './imaging/encode.js'
 import { mattingSolve } from './imaging/matting.js'
 import { decontaminateEdges, refineMask } from './imaging/refine.js'
 import { CONFIDENCE_RULES, confidenceWarnings, levelConfidence } from './levels/confidence.js'
-import { HIGH_DEFAULTS, type HighOptions, type LevelMask, levelMask } from './levels/index.js'
+import { HIGH_DEFAULTS, type LevelMask, levelMask } from './levels/index.js'
 import type { Notice } from '../../src/contract/frames.js'
 import type { InferenceStage } from '../../src/contract/stages.js'
 import type { Mask, RgbImage } from './imaging/types.js'
@@ -29,16 +29,13 @@ export type OnStage = (stage: InferenceStage) => void
  * pixels, not the photo's (issue 44: 12 MP 4.1 s → 0.9 s in process; edge colour error 33.62
  * against 33.37 at 4 MP, 34.67 without; bench/results/levels-fast-colours-issue44.json).
  */
-export const QUALITY_PROFILES: Record<Quality, { compressionLevel: number; refine: boolean }> = {
+export const QUALITY_PROFILES: Record<Quality, { compressionLevel: number }> = {
   // PNG at zlib level 1: larger files, the fastest encode.
-  fast: { compressionLevel: 1, refine: false },
+  fast: { compressionLevel: 1 },
   // The reference package's mask, bit for bit.
-  balanced: { compressionLevel: 6, refine: false },
-  // The edge band may be solved again from the photo's colours (closed-form matting up to
-  // MATTING_MAX_PIXELS, imaging/matting.ts; above it the colour guided filter, imaging/refine.ts)
-  // when HighOptions.refine says so; issue 31's defaults leave it off (not re-measured on the 48
-  // real pairs; docs/quality.md).
-  high: { compressionLevel: 6, refine: true },
+  balanced: { compressionLevel: 6 },
+  // Its edge refinement's one switch is HIGH_DEFAULTS.refine (levels/index.ts): off.
+  high: { compressionLevel: 6 },
 }
 
 /** Above this many pixels `high` refines edges with the guided filter: the matting solve's time grows with the band. */
@@ -141,28 +138,24 @@ export async function removeBackground(
 }
 
 /**
- * A level's soft mask before the alpha option: its model mask (levels/), then `high`'s edge
- * refinement. Refinement is counted in the `segment` timing: it is part of making the mask. The
- * benchmark calls this with other `high` options to choose among them (bench/quality-gt.ts).
+ * A level's soft mask before the alpha option, as a removal makes it: its model mask (levels/,
+ * the shipped method only), then `high`'s edge refinement when HIGH_DEFAULTS.refine is on.
+ * Refinement is counted in the `segment` timing: it is part of making the mask. The benchmark
+ * composes the steps itself to try other methods (bench/lib/high-candidates.ts).
  * @example const { mask } = await levelAlpha(segmenter, image, 'high')
  */
 export async function levelAlpha(
   segmenter: Segmenter,
   image: RgbImage,
   quality: Quality,
-  {
-    signal,
-    onRefining,
-    high = HIGH_DEFAULTS,
-  }: { signal?: AbortSignal; onRefining?: () => void; high?: HighOptions } = {},
+  { signal, onRefining }: { signal?: AbortSignal; onRefining?: () => void } = {},
 ): Promise<LevelMask> {
-  const level = await levelMask(segmenter, image, quality, {}, signal, high)
+  const level = await levelMask(segmenter, image, quality, signal)
   onRefining?.()
-  const refine = QUALITY_PROFILES[quality].refine && (quality !== 'high' || high.refine)
-  return { ...level, mask: await refineEdges(image, level.mask, refine) }
+  return { ...level, mask: await refineEdges(image, level.mask, quality === 'high' && HIGH_DEFAULTS.refine) }
 }
 
-/** `high`'s edge refinement (QUALITY_PROFILES); other levels keep the model's mask as it is. */
+/** The edge band solved again from the photo's colours when `refine` (HighOptions.refine); else the mask as it is. */
 export async function refineEdges(image: RgbImage, mask: Mask, refine: boolean): Promise<Mask> {
   if (!refine) return mask
   if (image.width * image.height <= MATTING_MAX_PIXELS) return mattingSolve(image, mask)

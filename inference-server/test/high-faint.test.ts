@@ -63,7 +63,7 @@ describe("high's own faint pass", () => {
 
   it('is what moves it: without the pass the other view cannot (it only adds where it is surer)', async () => {
     const off = { ...HIGH_DEFAULTS, faint: null }
-    const high = await levelMask(stub(maskOf(255, 80)), photo(), 'high', {}, undefined, off)
+    const high = await levelMask(stub(maskOf(255, 80)), photo(), 'high', undefined, off)
     expect(high.mask.data).toEqual(maskOf(255, 120))
   })
 

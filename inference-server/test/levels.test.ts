@@ -1,13 +1,17 @@
 /**
- * Quality levels' parts without the model (stub segmenters): fast's input size, high's zoomed look
- * over the edge band, and the runtime setting. The real model's levels are in segmentation.test.ts.
+ * Quality levels' parts without the model (stub segmenters): what ships, fast's input size, high's
+ * zoomed look over the edge band, and the runtime setting. The real model's levels are in
+ * segmentation.test.ts.
  */
 import { describe, expect, it } from 'vitest'
 import type { Mask, RgbImage } from '../src/imaging/types.js'
 import { uncertainBand, widen, zoomEdges } from '../src/levels/edge-tiles.js'
 import { gridTiles } from '../src/levels/tile-layout.js'
-import { levelMask } from '../src/levels/index.js'
+import { FAST_DEFAULTS, HIGH_DEFAULTS, levelMask } from '../src/levels/index.js'
+import { EDGE_BAND } from '../src/levels/bands.js'
+import { EDGE_TILE_DEFAULTS } from '../src/levels/edge-tiles.js'
 import { fastInputFor } from '../src/levels/fast.js'
+import { levelAlpha, refineEdges } from '../src/remove.js'
 import { inputFor } from '../src/levels/sizes.js'
 import type { InputSize, Segmenter } from '../src/segmentation/index.js'
 import { runtimeFromEnv } from '../src/segmentation/model.js'
@@ -51,11 +55,62 @@ function stub(kind: 'sharp' | 'confused', sizes: InputSize[] = []): Segmenter {
   }
 }
 
+describe('what ships', () => {
+  // The variants the benchmark explores (bench/lib/fast-candidates.ts, high-candidates.ts: the other
+  // arbitration directions, split regions, the ramp border, the edge refinement) reach the step
+  // functions only from there: a removal runs these objects, and a change to one is a decision
+  // (docs/decisions.md), made here on purpose.
+  it("runs each level's shipped method", () => {
+    expect(FAST_DEFAULTS).toEqual({
+      side: 704,
+      shape: 'lean',
+      faint: { low: 25, high: 230, share: 0.5 },
+      stretch: { lo: 32, hi: 160 },
+    })
+    expect(HIGH_DEFAULTS).toEqual({
+      views: ['small'],
+      arbitration: {
+        delta: 64,
+        minArea: 0.0005,
+        colourShare: 0.8,
+        split: false,
+        directions: 'gain',
+        faintLow: 0,
+        faintHigh: 0,
+      },
+      cut: { maxPixels: 20_000, sure: 230, iterations: 3 },
+      refine: false,
+      faint: { low: 25, high: 230, share: 0.8, edge: { method: 'matte', steps: 1 } },
+    })
+    expect([EDGE_TILE_DEFAULTS.bandLow, EDGE_TILE_DEFAULTS.bandHigh]).toEqual([EDGE_BAND.low, EDGE_BAND.high])
+  })
+
+  it("leaves high's edge refinement off in a removal: its one switch is HIGH_DEFAULTS.refine", async () => {
+    // A small grey disc on black whose model mask has a soft edge (the refinement's matting solve
+    // at this size costs little): every view of the model gives that soft mask.
+    const side = 160
+    const image = { data: new Uint8Array(side * side * 3), width: side, height: side, channels: 3 } as const
+    const soft = new Uint8Array(side * side)
+    for (let y = 0; y < side; y++)
+      for (let x = 0; x < side; x++) {
+        const d = 50 - Math.hypot(x - side / 2 + 0.5, y - side / 2 + 0.5)
+        if (d > 0) image.data.fill(200, (y * side + x) * 3, (y * side + x) * 3 + 3)
+        soft[y * side + x] = Math.round(Math.min(1, Math.max(0, d / 10 + 0.5)) * 255)
+      }
+    const model: Segmenter = {
+      ...stub('sharp'),
+      segment: async () => ({ data: new Uint8Array(soft), width: side, height: side }),
+    }
+    const level = await levelMask(model, image, 'high')
+    const removal = await levelAlpha(model, image, 'high')
+    expect(removal.mask.data).toEqual(level.mask.data)
+    // Switched on, the refinement would have moved the edge: the comparison above can fail.
+    expect((await refineEdges(image, level.mask, true)).data).not.toEqual(level.mask.data)
+  })
+})
+
 describe('fast input size', () => {
-  it('keeps about side² pixels at the photo aspect, sides multiples of 64', () => {
-    expect(inputFor({ width: 1224, height: 816 }, 704, 'aspect', 64)).toEqual({ width: 832, height: 576 })
-    expect(inputFor({ width: 512, height: 512 }, 704, 'aspect', 64)).toEqual({ width: 704, height: 704 })
-    expect(inputFor({ width: 100, height: 5000 }, 704, 'aspect', 64)).toEqual({ width: 128, height: 4992 })
+  it('square: side² whatever the photo', () => {
     expect(inputFor({ width: 1224, height: 816 }, 640, 'square', 64)).toEqual({ width: 640, height: 640 })
   })
 

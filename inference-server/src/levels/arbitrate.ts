@@ -5,34 +5,33 @@
  * right there. Issue 22 kept the "most decisive" whole view; on photos nobody tuned on, a view
  * that is confidently wrong won as easily as one that is right (a plush teddy +37 % SAD).
  * - Where the other views depart from `balanced` by more than `delta` (gains and losses apart),
- *   each connected region is a dispute. Its evidence: the other views agreeing with one another
- *   (all of them on the same side, against `balanced`) and the colour cut (colour-cut.ts: a colour
- *   model of what every view is sure of) putting most of the region on their side. `evidence`
- *   says which of these a region needs; without it, `balanced`'s values stay.
+ *   each connected region is a dispute. Its evidence: the colour cut (colour-cut.ts: a colour
+ *   model of what every view is sure of) putting at least `colourShare` of the region on their
+ *   side; without it, `balanced`'s values stay. (Issue 31 also tried the views' agreement with one
+ *   another as evidence, alone and with the colours; the colour cut alone ships, and only it remains.)
  * - Where `balanced` itself is faint but not empty (between `faintLow` and `faintHigh`, leaves the
  *   model half sees), a region the colour cut mostly calls foreground becomes foreground where it does.
  */
 import type { Mask } from '../imaging/types.js'
 import { label } from '../refinement/components.js'
 
-export type Evidence = 'none' | 'views' | 'colour' | 'views+colour' | 'views|colour'
-
 export interface ArbitrationOptions {
   /** A view departs from `balanced` where they differ by more than this (0..255). */
   delta: number
   /** Regions below this share of the photo are left alone (speckle). */
   minArea: number
-  /** What a disputed region needs to change. */
-  evidence: Evidence
-  /** The share of a region the colour cut must put on the other views' side. */
+  /** The share of a region the colour cut must put on the other views' side for it to change. */
   colourShare: number
   /**
    * Split each disputed region by the evidence first: the regions are then the connected parts
-   * where the evidence holds (the other views agreeing, the cut on their side, as `evidence` asks),
-   * so a region half right and half wrong is not decided as one.
+   * where the cut is on the other views' side, so a region half right and half wrong is not
+   * decided as one. Explored by the benchmark (bench/lib/high-candidates.ts); ships off.
    */
   split: boolean
-  /** `gain`: only regions the other views add to the subject (parts `balanced` lost) are disputed. */
+  /**
+   * `gain`: only regions the other views add to the subject (parts `balanced` lost) are disputed;
+   * `both` (explored by the benchmark, never shipped) disputes what they take away too.
+   */
   directions: 'both' | 'gain'
   /** The faint pass: `balanced` in (faintLow, faintHigh) over a region; off when faintHigh ≤ faintLow. */
   faintLow: number
@@ -42,7 +41,6 @@ export interface ArbitrationOptions {
 export const ARBITRATION_DEFAULTS: ArbitrationOptions = {
   delta: 64,
   minArea: 0.0005,
-  evidence: 'colour',
   colourShare: 0.8,
   split: false,
   directions: 'gain',
@@ -71,17 +69,6 @@ function regions(on: Uint8Array, width: number, height: number, min: number): nu
   return lists.filter((r) => r.length >= min)
 }
 
-/** Does a region have the evidence `rule` asks for? `agree`, `colour`: shares of the region. */
-function convinced(rule: Evidence, agree: number, colour: number | null, share: number): boolean {
-  const byViews = agree >= 0.5
-  const byColour = colour !== null && colour >= share
-  if (rule === 'views') return byViews
-  if (rule === 'colour') return byColour
-  if (rule === 'views+colour') return byViews && byColour
-  if (rule === 'views|colour') return byViews || byColour
-  return false
-}
-
 /**
  * `base` with the disputed regions the evidence settles for the other `views` (all at base's size)
  * and, when on, the faint regions the colour cut calls foreground. `cut`: colour-cut.ts's sides
@@ -101,25 +88,21 @@ export function arbitrate(
   if (views.length) {
     report.departed = departedPixels(b, views, o.delta)
     for (const gain of o.directions === 'gain' ? [true] : [true, false]) {
-      // Where some view departs from base in this direction (and, split, where the evidence holds).
+      // Where some view departs from base in this direction (and, split, where the cut backs it).
       const on = new Uint8Array(b.length)
       const departs = (v: Uint8Array, i: number) => (gain ? v[i] - b[i] > o.delta : b[i] - v[i] > o.delta)
-      const agreeAt = (i: number) => (views.every((v) => departs(v, i)) ? 1 : 0)
-      const backedAt = (i: number) => (cut ? (cut[i] === (gain ? 1 : 0) ? 1 : 0) : null)
+      const backedAt = (i: number) => (cut && cut[i] === (gain ? 1 : 0) ? 1 : 0)
       for (let i = 0; i < b.length; i++)
         if (views.some((v) => departs(v, i))) {
           report.disputed++
-          on[i] = !o.split || convinced(o.evidence, agreeAt(i), backedAt(i), 0.5) ? 1 : 0
+          on[i] = !o.split || backedAt(i) ? 1 : 0
         }
       for (const r of regions(on, width, height, min)) {
         report.regions++
-        let agree = 0
         let colour = 0
-        for (const i of r) {
-          agree += agreeAt(i)
-          colour += backedAt(i) ?? 0
-        }
-        if (!convinced(o.evidence, agree / r.length, cut ? colour / r.length : null, o.colourShare)) continue
+        for (const i of r) colour += backedAt(i)
+        // No cut, no evidence: the region stays as `balanced` has it.
+        if (!cut || colour / r.length < o.colourShare) continue
         report.taken++
         report.changed += r.length
         // The departing views' mean: the other views' answer for this region.

@@ -13,6 +13,7 @@
 import sharp from 'sharp'
 import { loadOpenCv, withMats, type CvMat } from '../refinement/opencv.js'
 import type { RgbImage } from '../imaging/types.js'
+import { SUBJECT, UNSURE_BAND } from './bands.js'
 
 export interface ColourCutOptions {
   /** Working size, pixels. */
@@ -22,7 +23,8 @@ export interface ColourCutOptions {
   iterations: number
 }
 
-export const COLOUR_CUT_DEFAULTS: ColourCutOptions = { maxPixels: 20_000, sure: 230, iterations: 3 }
+/** Sure seeds: outside the unsure band on both sides (UNSURE_BAND.low is 255 − its high). */
+export const COLOUR_CUT_DEFAULTS: ColourCutOptions = { maxPixels: 20_000, sure: UNSURE_BAND.high, iterations: 3 }
 
 /** OpenCV's RNG seed before each cut (GrabCut's k-means): the same input gives the same answer. */
 const SEED = 0x5eed
@@ -59,7 +61,7 @@ export function seedLabels(views: Uint8Array[], sure: number): Uint8Array {
     }
     if (lo >= sure) out[i] = 1
     else if (hi <= 255 - sure) out[i] = 0
-    else out[i] = sum >= 128 * views.length ? 3 : 2
+    else out[i] = sum >= SUBJECT * views.length ? 3 : 2
   }
   return out
 }
@@ -96,5 +98,5 @@ export async function colourCut(
   })
   const same = ww === at.width && wh === at.height
   const full = same ? cut : await resize(cut, ww, wh, 1, at.width, at.height)
-  return full.map((v) => (v >= 128 ? 1 : 0))
+  return full.map((v) => (v >= SUBJECT ? 1 : 0))
 }

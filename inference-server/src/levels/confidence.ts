@@ -13,10 +13,7 @@
  */
 import { LOW_CONFIDENCE_CODE, type Notice } from '../../../src/contract/frames.js'
 import type { Quality } from '../options.js'
-
-/** Mask values strictly between these are unsure (of 0..255). */
-export const UNSURE_LOW = 25
-export const UNSURE_HIGH = 230
+import { SUBJECT, UNSURE_BAND } from './bands.js'
 
 /** What a level's steps doubted, in pixels (levels/index.ts LevelMask). */
 export interface Doubts {
@@ -55,7 +52,7 @@ export const LOW_CONFIDENCE = CONFIDENCE_RULES.balanced.threshold
 const SCALE = 1
 
 /**
- * The mask's unsure pixels and subject (≥ 128) pixels.
+ * The mask's unsure pixels (UNSURE_BAND) and subject (≥ SUBJECT) pixels.
  * @example unsureShare(Uint8Array.of(255, 255, 128, 0)) // 1 / 3
  */
 export function unsureShare(mask: Uint8Array): number {
@@ -63,14 +60,14 @@ export function unsureShare(mask: Uint8Array): number {
   return subject ? unsure / subject : Number.POSITIVE_INFINITY
 }
 
-/** The subject (≥ 128) and unsure pixels, in one indexed pass (12 MP: ~30 ms; for…of twice took ~0.3 s). */
+/** The subject and unsure pixels, in one indexed pass (12 MP: ~30 ms; for…of twice took ~0.3 s). */
 function countMask(mask: Uint8Array): { subject: number; unsure: number } {
   let subject = 0
   let unsure = 0
   for (let i = 0; i < mask.length; i++) {
     const v = mask[i]
-    if (v >= 128) subject++
-    if (v > UNSURE_LOW && v < UNSURE_HIGH) unsure++
+    if (v >= SUBJECT) subject++
+    if (v > UNSURE_BAND.low && v < UNSURE_BAND.high) unsure++
   }
   return { subject, unsure }
 }

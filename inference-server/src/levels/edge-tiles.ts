@@ -17,6 +17,7 @@ import type { Mask, RgbImage } from '../imaging/types.js'
 import { type Rect, rectHeight, rectWidth, taperWeights } from '../refinement/region.js'
 import { cropRgb } from '../refinement/zoom.js'
 import type { InputSize, Segmenter } from '../segmentation/index.js'
+import { EDGE_BAND, SUBJECT } from './bands.js'
 import { coverTiles, gridTiles } from './tile-layout.js'
 
 export interface EdgeTileOptions {
@@ -33,13 +34,11 @@ export interface EdgeTileOptions {
   maxDisagreement: number
   /** Only zoom when the source's long side is at least this many times the model input's. */
   minZoom: number
-  /** `cover`: tiles placed where the band is (tile-layout.ts); `grid`: a fixed grid's tiles that touch it. */
-  layout: 'cover' | 'grid'
-  /** On `cover`, no tile for fewer than this many band pixels left uncovered. */
+  /** No tile placed for fewer than this many band pixels left uncovered (tile-layout.ts coverTiles). */
   minBandPixels: number
-  /** On `cover`, a tile covers the pixels where its fusion weight is at least this (tile-layout.ts). */
+  /** A placed tile covers the pixels where its fusion weight is at least this (tile-layout.ts). */
   coverWeight: number
-  /** On `cover`, the grid is used instead when the widened band is more than this share of the image. */
+  /** The grid's tiles are used instead when the widened band is more than this share of the image. */
   coverMaxBand: number
   /** When none of the first this many close-ups is kept, the rest are not run (0: run all). */
   probeTiles: number
@@ -49,12 +48,11 @@ export interface EdgeTileOptions {
 export const EDGE_TILE_DEFAULTS: EdgeTileOptions = {
   tile: 1024,
   overlap: 128,
-  bandLow: 8,
-  bandHigh: 247,
+  bandLow: EDGE_BAND.low,
+  bandHigh: EDGE_BAND.high,
   marginModelPixels: 1.5,
   maxDisagreement: 0.03,
   minZoom: 1.5,
-  layout: 'cover',
   minBandPixels: 10_000,
   coverWeight: 0.5,
   coverMaxBand: 0.2,
@@ -86,12 +84,12 @@ export function widen(band: Uint8Array, width: number, height: number, r: number
 }
 
 /**
- * Where the close-ups go, most band first. `grid`: the grid's tiles that touch the band (the
- * earlier layout). `cover`: tiles placed where the widened band is (tile-layout.ts), or the grid's
- * when that is no fewer, or when the band fills more than `coverMaxBand` of the frame: such a band
- * is not an outline but a region the model is unsure of (smoke, a lattice), the cover saves little
- * there, and on the rocket composite its positions lost most of the gain (bench/high-tuning.ts:
- * more of its close-ups failed the disagreement check).
+ * Where the close-ups go, most band first: tiles placed where the widened band is (tile-layout.ts
+ * coverTiles), or the grid's tiles that touch the band (the layout before issue 14's tuning) when
+ * those are no more, or when the band fills more than `coverMaxBand` of the frame: such a band is
+ * not an outline but a region the model is unsure of (smoke, a lattice), the cover saves little
+ * there, and on the rocket composite its positions lost most of the gain (more of its close-ups
+ * failed the disagreement check; docs/quality.md, bench/results/high-tuning.json).
  * @example planTiles(band, near, 4240, 2832, EDGE_TILE_DEFAULTS).length // the tiles along the subject's outline
  */
 export function planTiles(
@@ -103,7 +101,7 @@ export function planTiles(
 ): Rect[] {
   const grid = gridTiles(band, width, height, o.tile, o.overlap)
   const dense = bandPixels(near, width, { x0: 0, y0: 0, x1: width, y1: height }) > o.coverMaxBand * width * height
-  const cover = o.layout === 'grid' || dense ? grid : coverTiles(near, width, height, o)
+  const cover = dense ? grid : coverTiles(near, width, height, o)
   const tiles = cover.length < grid.length ? cover : grid
   const count = new Map(tiles.map((r) => [r, bandPixels(near, width, r)]))
   return tiles.sort((a, b) => count.get(b)! - count.get(a)!)
@@ -125,7 +123,7 @@ function disagreement(base: Mask, near: Uint8Array, rect: Rect, tile: Mask): num
       const i = y * base.width + x
       if (near[i]) continue
       sure++
-      if (base.data[i] >= 128 !== tile.data[(y - rect.y0) * w + (x - rect.x0)] >= 128) flipped++
+      if (base.data[i] >= SUBJECT !== tile.data[(y - rect.y0) * w + (x - rect.x0)] >= SUBJECT) flipped++
     }
   }
   return sure ? flipped / sure : 0

@@ -16,14 +16,15 @@ import sharp from 'sharp'
 import type { Mask, RgbImage } from '../imaging/types.js'
 import type { ModelInput, Segmenter } from '../segmentation/index.js'
 import { arbitrate } from './arbitrate.js'
+import { UNSURE_BAND } from './bands.js'
 import { colourCut } from './colour-cut.js'
 import { applyWeights, type RaiseEdge, raiseWeights } from './raise-edge.js'
-import { type FastShape, inputFor } from './sizes.js'
+import { type InputShape, inputFor } from './sizes.js'
 
 export interface FastOptions {
-  /** The input: `side`² pixels, square, at the photo's aspect, or `lean` (sizes.ts). */
+  /** The input: `side`² pixels, square or `lean` (sizes.ts). */
   side: number
-  shape: FastShape
+  shape: InputShape
   /** The contrast stretch's levels (0..255), or null for none. */
   stretch: { lo: number; hi: number } | null
   /**
@@ -40,7 +41,7 @@ export interface FastOptions {
 export const FAST_DEFAULTS: FastOptions = {
   side: 704,
   shape: 'lean',
-  faint: { low: 25, high: 230, share: 0.5 },
+  faint: { ...UNSURE_BAND, share: 0.5 },
   stretch: { lo: 32, hi: 160 },
 }
 

@@ -4,20 +4,23 @@
  * - `fast`: one model run at a smaller input, then a finish without the model (fast.ts);
  * - `balanced`: one run at the native 1024², the reference package's mask bit for bit;
  * - `high`: balanced's run and other views of the photo (views.ts); `balanced`'s mask is kept
- *   except in the regions where the evidence (the views' agreement, a colour model of what all
- *   views are sure of: colour-cut.ts) says the other views are right (arbitrate.ts); then where
+ *   except in the regions where the evidence (a colour model of what all views are sure of:
+ *   colour-cut.ts) says the other views are right (arbitrate.ts); then where
  *   `balanced` is half sure over a region a colour model of its own sure pixels calls foreground,
  *   that region is raised (ownFaintPass: fast.ts's faint pass, session 12); then the zoomed
- *   second look over the edge band on large photos (edge-tiles.ts); the caller then solves the edge
- *   band by closed-form matting (small photos) or the guided filter (large ones), and decontaminates
- *   the colours (remove.ts).
+ *   second look over the edge band on large photos (edge-tiles.ts); the caller then decontaminates
+ *   the colours (remove.ts). Solving the edge band again from the photo's colours (remove.ts
+ *   refineEdges) is `high`'s one switch, HighOptions.refine, and ships off.
+ * The shipped methods are FAST_DEFAULTS and HIGH_DEFAULTS; the variants the benchmark explores
+ * (bench/lib/fast-candidates.ts, high-candidates.ts) never reach a removal (levels.test.ts pins it).
  */
 import type { Mask, RgbImage } from '../imaging/types.js'
 import type { Quality } from '../options.js'
 import type { Segmenter } from '../segmentation/index.js'
 import { ARBITRATION_DEFAULTS, type ArbitrationOptions, type ArbitrationReport, arbitrate } from './arbitrate.js'
 import { COLOUR_CUT_DEFAULTS, type ColourCutOptions, colourCut } from './colour-cut.js'
-import { type EdgeTileOptions, zoomEdges } from './edge-tiles.js'
+import { UNSURE_BAND } from './bands.js'
+import { zoomEdges } from './edge-tiles.js'
 import {
   FAST_DEFAULTS,
   type FastOptions,
@@ -39,7 +42,11 @@ export interface HighOptions {
   views: HighView[]
   arbitration: ArbitrationOptions
   cut: ColourCutOptions
-  /** Solve the edge band again from the photo's colours (remove.ts refineEdges). */
+  /**
+   * Solve the edge band again from the photo's colours (remove.ts refineEdges: closed-form matting
+   * up to MATTING_MAX_PIXELS, the colour guided filter above): the one switch of `high`'s edge
+   * refinement. Off since issue 31 (not re-measured on the 48 real pairs; docs/quality.md).
+   */
   refine: boolean
   /**
    * `balanced`'s own faint pass (null: off): where `balanced` is faint (between `low` and `high`)
@@ -58,8 +65,9 @@ export const HIGH_DEFAULTS: HighOptions = {
   arbitration: ARBITRATION_DEFAULTS,
   cut: COLOUR_CUT_DEFAULTS,
   refine: false,
-  // The raised border by the matting solve over one grid step of the colour cut (raise-edge.ts).
-  faint: { low: 25, high: 230, share: 0.8, edge: { method: 'matte', steps: 1 } },
+  // The unsure band, raised where the colour cut says; its border by the matting solve over one
+  // grid step of the colour cut (raise-edge.ts).
+  faint: { ...UNSURE_BAND, share: 0.8, edge: { method: 'matte', steps: 1 } },
 }
 
 export interface LevelMask {
@@ -86,8 +94,8 @@ export async function levelMask(
   segmenter: Segmenter,
   image: RgbImage,
   quality: Quality,
-  tiles: Partial<EdgeTileOptions> = {},
   signal?: AbortSignal,
+  /** Tests only: removals run HIGH_DEFAULTS (remove.ts levelAlpha passes none). */
   high: HighOptions = HIGH_DEFAULTS,
 ): Promise<LevelMask> {
   // The level's own model when levels run different ones (SEGMENTATION_MODEL_<LEVEL>, issue 25).
@@ -99,12 +107,11 @@ export async function levelMask(
   const base = await model.segment(image, model.input.native)
   if (quality === 'balanced') return { mask: base, modelRuns: 1, doubts: {} }
   const views = await otherViews(model, image, high.views, smallViewInput(image, model.input), signal)
-  const needsCut =
-    high.arbitration.evidence.includes('colour') || high.arbitration.faintHigh > high.arbitration.faintLow
-  const cut = needsCut && views.length ? await colourCut(image, [base.data, ...views], high.cut) : null
+  // The colour cut is the arbitration's evidence (arbitrate.ts): needed whenever there is another view.
+  const cut = views.length ? await colourCut(image, [base.data, ...views], high.cut) : null
   const settled = arbitrate(base, views, cut, high.arbitration)
   const raised = await ownFaintPass(image, base, settled.mask, high.faint, model.input.native)
-  const zoomed = await zoomEdges(model, image, raised, model.input.native, tiles, signal)
+  const zoomed = await zoomEdges(model, image, raised, model.input.native, {}, signal)
   const { disputed, departed } = settled.report
   return {
     mask: zoomed.mask,

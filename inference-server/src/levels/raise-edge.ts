@@ -18,6 +18,7 @@ import type { Mask, RgbImage } from '../imaging/types.js'
 import { COLOUR_CUT_DEFAULTS } from './colour-cut.js'
 
 export interface RaiseEdge {
+  /** `matte` ships (HIGH_DEFAULTS); `ramp` is the benchmark's comparison (bench/lib/high-candidates.ts). */
   method: 'ramp' | 'matte'
   /** The band's half-width in the colour cut's grid steps. */
   steps: number

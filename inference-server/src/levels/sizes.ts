@@ -6,37 +6,34 @@
  */
 import type { InputSize, ModelInput } from '../segmentation/index.js'
 
-/** How `fast` shapes its input: a square (stretched, as the model was trained) or the photo's aspect. */
-export type FastShape = 'square' | 'aspect' | 'lean'
+/**
+ * How a level shapes its model input: a square, stretched as the model was trained (`high`'s small
+ * view), or `lean` (`fast`'s). Other shapes the benchmark tries (the photo's aspect) are
+ * bench/lib/input-shapes.ts's.
+ */
+export type InputShape = 'square' | 'lean'
 
 /**
  * `high`'s small view (views.ts): 640², stretched like the model's own 1024², the input `fast` ran
  * at when `high`'s rule was chosen (issue 31); kept apart from `fast`'s own input (fast.ts) so a
  * change to `fast` leaves `high` as measured.
  */
-export const SMALL_VIEW = { side: 640, shape: 'square' as FastShape }
-
-const roundTo = (v: number, multiple: number) => Math.max(multiple, Math.round(v / multiple) * multiple)
+export const SMALL_VIEW: { side: number; shape: InputShape } = { side: 640, shape: 'square' }
 
 /**
- * The input for `side`² worth of pixels: `side`² itself, or with the image's aspect (sides rounded
- * to `multiple`, about the same area).
- * @example inputFor({ width: 1224, height: 816 }, 640, 'aspect', 64) // { width: 768, height: 512 }
+ * The input for `side`² worth of pixels: `side`² itself, or `lean`: `side` along the photo's long
+ * side and one `multiple` less along the short one, nearer its aspect than a square.
+ * @example inputFor({ width: 1224, height: 816 }, 704, 'lean', 64) // { width: 704, height: 640 }
  */
 export function inputFor(
   image: { width: number; height: number },
   side: number,
-  shape: FastShape,
+  shape: InputShape,
   multiple: number,
 ): InputSize {
   if (shape === 'square') return { width: side, height: side }
-  if (shape === 'lean') {
-    // `side` along the photo's long side, one step less along the short one: nearer its aspect than a square.
-    const short = Math.max(multiple, side - multiple)
-    return image.width >= image.height ? { width: side, height: short } : { width: short, height: side }
-  }
-  const scale = side / Math.sqrt(image.width * image.height)
-  return { width: roundTo(image.width * scale, multiple), height: roundTo(image.height * scale, multiple) }
+  const short = Math.max(multiple, side - multiple)
+  return image.width >= image.height ? { width: side, height: short } : { width: short, height: side }
 }
 
 /** `high`'s small view of this image on this model: the native input when the model's size is fixed or set per photo. */

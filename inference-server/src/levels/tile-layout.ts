@@ -33,8 +33,8 @@ function origins(size: number, tile: number, overlap: number): number[] {
 }
 
 /**
- * The tiles of a grid over the image that contain any of `band` (the layout before the cover one;
- * kept to compare against).
+ * The tiles of a grid over the image that contain any of `band`: the layout before the cover one,
+ * and still the one a band filling the frame gets (edge-tiles.ts planTiles).
  * @example gridTiles(band, 4240, 2832, 1024, 128).length // up to 20: the cells the outline crosses
  */
 export function gridTiles(band: Uint8Array, width: number, height: number, tile: number, overlap: number): Rect[] {
