@@ -33,7 +33,7 @@ import {
 } from './lib/click-protocol.js'
 import { sharp } from './lib/deps.js'
 import { machineInfo, RESULTS_DIR } from './lib/util.js'
-import { type GtPhoto, gtPhotos } from './quality-gt.js'
+import { type GtPhoto, gtPhotos } from './lib/gt-photos.js'
 
 export const MAX_CLICKS = 20
 

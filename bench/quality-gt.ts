@@ -47,7 +47,6 @@ const SHEETS_DIR = `${RESULTS_DIR}sheets/`
 const VIEW_SETS = [['small']] as const
 
 // clicks.ts and lib/click-*.ts still import these from here (their owner moves them: issue 46).
-export { GT_DIR, type GtPhoto, gtPhotos } from './lib/gt-photos.js'
 
 type Log = (m: string) => void
 

@@ -8,7 +8,7 @@
  * the mask worse, each pair's largest drop of IoU in one click.
  */
 import type { RefinementPoint } from '../../src/contract/editing.js'
-import type { GtPhoto } from '../quality-gt.js'
+import type { GtPhoto } from './gt-photos.js'
 import { type Click, nextClick, toPoint } from './clicker.js'
 import { pairTruth, quickScore } from './gt-score.js'
 import { round } from './util.js'
