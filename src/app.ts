@@ -30,6 +30,7 @@ import { webhooks } from './routes/webhooks'
 import { workspaces } from './routes/workspaces'
 import { noCredentials } from './schemas/common'
 import { withProblems } from './schemas/problems'
+import { withScopes } from './schemas/scopes'
 import { withRetryRules } from './schemas/retry'
 import { TAGS } from './schemas/tags'
 
@@ -71,12 +72,13 @@ const getOpenApiDocument = createRoute({
 })
 
 /**
- * Every operation lists the problems its declaration implies beside its own (schemas/problems.ts),
- * once all routes are registered: what /openapi.json says each can answer.
+ * Every operation lists the problems its declaration implies beside its own (schemas/problems.ts)
+ * and the scopes its access row asks (schemas/scopes.ts), once all routes are registered: what
+ * /openapi.json says each can answer and who may call it.
  */
 function declareProblems(app: ReturnType<typeof createRouter>): void {
   for (const definition of app.openAPIRegistry.definitions) {
-    if (definition.type === 'route') definition.route = withProblems(definition.route)
+    if (definition.type === 'route') definition.route = withScopes(withProblems(definition.route))
   }
 }
 

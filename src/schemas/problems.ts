@@ -21,7 +21,7 @@ import type { RouteConfig } from '@hono/zod-openapi'
 import { problemContent } from '../errors'
 import { AUTH_REALM } from '../lib/bearer'
 import { UNLIMITED_PATHS } from '../middleware/rate-limit'
-import { ROUTE_ACCESS } from '../services/access'
+import { accessOf } from './scopes'
 
 type Responses = RouteConfig['responses']
 
@@ -44,11 +44,11 @@ const keysOf = (schema: unknown): string[] =>
 
 /** The problems `route` can answer by its declaration alone, each with its generic meaning. */
 export function impliedProblems(route: RouteConfig): Responses {
-  const { request = {}, method, path } = route
+  const { request = {}, path } = route
   const body = request.body?.content
   const pathParams = keysOf(request.params)
   const headers = keysOf(request.headers)
-  const access = (ROUTE_ACCESS as Record<string, { scopes: readonly string[] }>)[`${method.toUpperCase()} ${path}`]
+  const access = accessOf(route)
   const implied: Responses = {}
   if (pathParams.length || request.query || headers.length || body) {
     implied[400] = problemContent('Invalid input: `field` names the first offending part')

@@ -6,6 +6,7 @@ import { z } from '@hono/zod-openapi'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { describe, expect, it } from 'vitest'
 import { createApp } from '../../src/app'
+import { ROUTE_ACCESS } from '../../src/services/access'
 
 const ROUTES = [
   'get /openapi.json',
@@ -194,6 +195,22 @@ describe('GET /openapi.json', () => {
         expect(Object.keys(answer.content ?? {}), `${route} ${status}`).toEqual(['application/problem+json'])
       }
     }
+  })
+})
+
+describe('who may call each operation', () => {
+  it('x-cutout-scopes names the scopes of its access row (services/access.ts)', async () => {
+    const doc = await openapiDocument()
+    const said: Record<string, string[] | undefined> = {}
+    for (const { route, op } of operations(doc)) {
+      const [method, path] = route.split(' ')
+      said[`${method.toUpperCase()} ${path}`] = (op as { 'x-cutout-scopes'?: string[] })['x-cutout-scopes']
+    }
+    for (const [key, row] of Object.entries(ROUTE_ACCESS)) expect(said[key], key).toEqual([...row.scopes])
+    // Public and session-only operations have no row, and say none.
+    expect(said['POST /v1/auth/email/start']).toBeUndefined()
+    expect(said['GET /v1/workspaces']).toBeUndefined()
+    expect(said['POST /v1/virtual-try-ons']).toEqual(['tryon:write', 'jobs:read'])
   })
 })
 
