@@ -33,7 +33,7 @@ export interface MattingOptions {
   tolerance: number
 }
 
-/** Measured on ../shared/gt with bench/high-tuning-gt.ts (docs/quality.md). */
+/** Measured on ../shared/gt with bench/high-tuning-gt.ts (removed since: `git show e9fe91c:bench/high-tuning-gt.ts`; docs/quality.md). */
 export const MATTING_DEFAULTS: MattingOptions = {
   radius: 1,
   eps: 1e-6,
