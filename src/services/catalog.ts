@@ -26,6 +26,7 @@ import { DAY_MS, iso } from '../lib/time'
 import type { AuthContext } from './auth'
 import { acceptChecks } from './accept'
 import { HOLD_RESULT, holdStatements, quotaExhausted, settleStatements } from './credits'
+import { ABANDONED_REQUEST_MS } from './deadlines'
 import { idempotent } from './idempotency'
 import { callNow, type InferenceCall } from './inference'
 import { StagedPart, type StoredSource } from './sources'
@@ -41,9 +42,6 @@ export const CATALOG_RETENTION_MS = DAY_MS
  * removes those of a Worker that died mid-call.
  */
 const catalogReferencePrefix = (stagingId: string) => `catalog/references/${stagingId}/`
-
-/** A call still `pending` after this is one whose Worker died; its hold is released. */
-const ABANDONED_AFTER_MS = 15 * 60_000
 
 export type CatalogImageRow = D1Row<typeof catalogImages>
 
@@ -275,7 +273,7 @@ export async function settleAbandonedCatalogImages(env: Pick<Env, 'DB'>, now = D
   const { results } = await env.DB.prepare(
     `SELECT id FROM catalog_images WHERE status = 'pending' AND created_at <= ? LIMIT 100`,
   )
-    .bind(iso(now - ABANDONED_AFTER_MS))
+    .bind(iso(now - ABANDONED_REQUEST_MS))
     .all<{ id: string }>()
   for (const { id } of results) await failCatalogImage(env, id, 'processor_unavailable')
   return results.length

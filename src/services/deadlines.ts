@@ -26,6 +26,15 @@ export const DEADLINE_DEFAULTS = {
   maxMs: 600_000,
 } as const
 
+/**
+ * A request still unfinished this long after it started is one whose Worker died (redeployed,
+ * evicted, out of memory) between claiming something and settling it: the longest a request runs
+ * is a catalog image's inference call, capped at `maxMs` (10 minutes). What it claimed is then
+ * freed: its `Idempotency-Key` (services/idempotency.ts) and a catalog call's credit hold
+ * (services/catalog.ts).
+ */
+export const ABANDONED_REQUEST_MS = 15 * 60_000
+
 export type DeadlineConfig = { -readonly [K in keyof typeof DEADLINE_DEFAULTS]: number }
 
 /**

@@ -3,11 +3,14 @@
  * `Idempotency-Key` (SPEC.md §4): the first request with a key claims it; a finished one is
  * replayed to later requests with the same input; different input is 409 `idempotency_conflict`.
  * Only successful responses are remembered: a failed request frees its key so the client can
- * retry with the same key once it has fixed the cause.
+ * retry with the same key once it has fixed the cause. A claim whose Worker died before it could
+ * finish or free it is taken over by the same request once it is older than any request runs
+ * (`ABANDONED_REQUEST_MS`), instead of refusing that key for its whole day.
  */
 import { ApiError } from '../errors'
 import { sha256Hex } from '../lib/crypto'
 import { DAY_MS, iso } from '../lib/time'
+import { ABANDONED_REQUEST_MS } from './deadlines'
 import type { idempotencyKeys } from '../db/schema'
 import type { D1Row } from '../db/rows'
 
@@ -40,6 +43,26 @@ export function requireIdempotencyKey(key: string | undefined): string {
   return key
 }
 
+/**
+ * Claims a key whose request, with this same input, started long enough ago that its Worker must
+ * have died mid-request; one of several such retries wins (the row's `created_at` moves).
+ */
+async function takeOverAbandoned(
+  db: D1Database,
+  where: readonly [string, string, string],
+  requestHash: string,
+  now: number,
+): Promise<boolean> {
+  const taken = await db
+    .prepare(
+      `UPDATE idempotency_keys SET created_at = ?, expires_at = ?
+       WHERE workspace_id = ? AND scope = ? AND key = ? AND state = 'in_progress' AND request_hash = ? AND created_at < ?`,
+    )
+    .bind(iso(now), iso(now + IDEMPOTENCY_TTL_MS), ...where, requestHash, iso(now - ABANDONED_REQUEST_MS))
+    .run()
+  return taken.meta.changes === 1
+}
+
 export async function claimIdempotencyKey(
   db: D1Database,
   workspaceId: string,
@@ -61,7 +84,7 @@ export async function claimIdempotencyKey(
     .bind(workspaceId, scope, key, requestHash, iso(now), iso(now + IDEMPOTENCY_TTL_MS))
     .run()
   const where = [workspaceId, scope, key] as const
-  if (inserted.meta.changes === 1) {
+  if (inserted.meta.changes === 1 || (await takeOverAbandoned(db, where, requestHash, now))) {
     return {
       kind: 'claimed',
       release: async () => {

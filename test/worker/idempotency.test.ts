@@ -297,6 +297,43 @@ describe('Idempotency-Key on creating endpoints', () => {
     expect(b).toEqual(a)
   })
 
+  it('a claim its Worker left unfinished is taken over by the same request once abandoned, not before', async () => {
+    const { key, workspaceId } = await seedWorkspace()
+    const url = `${env.FIXTURE_ORIGIN}/receiver/abandoned-${crypto.randomUUID()}`
+    const idempotencyKey = crypto.randomUUID()
+    const first = await post(key, '/v1/webhooks', { url }, idempotencyKey)
+    expect(first.status).toBe(201)
+    // What a Worker that died between claiming the key and storing its answer leaves behind.
+    const leftUnfinished = (minutesAgo: number) =>
+      env.DB.prepare(
+        `UPDATE idempotency_keys SET state = 'in_progress', response_status = NULL, response_body = NULL,
+           created_at = ? WHERE workspace_id = ? AND key = ?`,
+      )
+        .bind(new Date(Date.now() - minutesAgo * 60_000).toISOString(), workspaceId, idempotencyKey)
+        .run()
+    await leftUnfinished(1)
+    const early = await api('/v1/webhooks', {
+      key,
+      method: 'POST',
+      json: { url },
+      headers: { 'idempotency-key': idempotencyKey },
+    })
+    await expectProblem(early, 409, 'idempotency_conflict', 'Idempotency-Key')
+    await leftUnfinished(16)
+    const other = await api('/v1/webhooks', {
+      key,
+      method: 'POST',
+      json: { url: `${url}-other` },
+      headers: { 'idempotency-key': idempotencyKey },
+    })
+    await expectProblem(other, 409, 'idempotency_conflict', 'Idempotency-Key')
+    const retried = await post(key, '/v1/webhooks', { url }, idempotencyKey)
+    expect(retried.status).toBe(201)
+    expect(JSON.parse(retried.text)).toMatchObject({ url })
+    const replay = await post(key, '/v1/webhooks', { url }, idempotencyKey)
+    expect(replay.text).toBe(retried.text)
+  })
+
   it('API keys: a replay answers the same key without its secret; other input 409; no key creates', async () => {
     const { key } = await seedWorkspace()
     const listed = async () => ((await (await api('/v1/api-keys', { key })).json()) as { keys: unknown[] }).keys.length
