@@ -7,7 +7,7 @@
  */
 import createClient, { type Client } from 'openapi-fetch'
 import { Credentials, type SessionStore, type TokenPair } from './auth.js'
-import { CutoutProblem } from './problem.js'
+import { CutoutProblem, endedProblem } from './problem.js'
 import { isIdempotent, type RetryOptions, retryRuleFor, withRetries } from './retry.js'
 import type { components, paths } from './schema.js'
 import { sniffImageType, toBlob, type ImageInput } from './image.js'
@@ -404,12 +404,8 @@ export class Cutout {
 /** A job that ended failed or canceled: a problem with the job's own error code, and the job. */
 export class JobFailedError extends CutoutProblem {
   constructor(readonly job: Job) {
-    const code = job.error?.code ?? (job.status === 'canceled' ? 'canceled' : 'processing_failed')
-    super(job.status === 'canceled' ? 409 : 500, {
-      code,
-      detail: job.error?.message ?? `job ${job.id} ended ${job.status}`,
-      retryable: false,
-    })
+    const { status, body } = endedProblem(job, `job ${job.id}`)
+    super(status, body)
   }
 }
 

@@ -60,6 +60,29 @@ export class CutoutProblem extends Error {
   }
 }
 
+/** Work that ran and ended (a job, a refinement): its status, and its error when it failed. */
+export interface EndedWork {
+  status: string
+  error?: { code: string; message: string } | null
+}
+
+/**
+ * The problem for work that ended without succeeding: its own error's code and message, else
+ * `canceled` (409) or `processing_failed` (500); never worth retrying as it is. `subject` names
+ * it in the detail ("job 5b0e…", "the refinement").
+ */
+export function endedProblem(ended: EndedWork, subject: string): { status: number; body: ProblemBody } {
+  const canceled = ended.status === 'canceled'
+  return {
+    status: canceled ? 409 : 500,
+    body: {
+      code: ended.error?.code ?? (canceled ? 'canceled' : 'processing_failed'),
+      detail: ended.error?.message || `${subject} ended ${ended.status}`,
+      retryable: false,
+    },
+  }
+}
+
 function parseBody(text: string): unknown {
   try {
     return JSON.parse(text)

@@ -9,6 +9,7 @@
  */
 import { REFINEMENTS_PER_PROJECT } from '../../../src/contract/limits'
 import { isTerminalStatus } from '../../../sdk/src/wait'
+import { endedProblem } from '../../../sdk/src/problem'
 import { CutoutProblem } from '../api'
 import { byId } from '../dom'
 import {
@@ -113,12 +114,9 @@ export class ClickTool {
     })
     if (ended.status === 'succeeded' && ended.revisionId) return getRevision(projectId, ended.revisionId)
     this.used = this.#used - 1
-    const { code, message } = ended.error ?? { code: `refinement_${ended.status}`, message: '' }
-    // As the problem a request would have answered: main.ts tells a conflict (409) from the rest.
-    throw new CutoutProblem(code === 'revision_conflict' ? 409 : 422, {
-      code,
-      detail: message || `The refinement ended ${ended.status}`,
-    })
+    // The SDK's problem for work that did not succeed: main.ts tells a conflict by its code.
+    const { status, body } = endedProblem(ended, 'The refinement')
+    throw new CutoutProblem(status, body)
   }
 
   /** Hands a project event over: a refinement this page waits for may have ended. */

@@ -182,7 +182,7 @@ async function land(edit: Edit): Promise<void> {
     pending.length = 0
     drawnOn.clear()
     clicks.say('')
-    if (err instanceof CutoutProblem && err.status === 409) {
+    if (err instanceof CutoutProblem && err.code === 'revision_conflict') {
       await reload()
       showError(
         error,
