@@ -4519,6 +4519,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `jobId` names no job of this workspace (`job_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Conflict: the Idempotency-Key was used with a different request, or its first request is still running (idempotency_conflict) */
             409: {
                 headers: {
@@ -5663,6 +5672,15 @@ export interface operations {
             };
             /** @description Not found in this workspace; the code names what (`job_not_found`, …) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The mask’s bytes are no longer stored (`asset_expired`) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };

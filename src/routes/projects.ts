@@ -59,6 +59,7 @@ const create = createRoute({
       headers: { Location: { schema: { type: 'string' } } },
     },
     409: problemContent(`Conflict: ${IDEMPOTENCY_CONFLICT}`),
+    404: problemContent('`jobId` names no job of this workspace (`job_not_found`)'),
     410: problemContent('The removal’s result or source is past retention'),
     503: processorUnavailable('inspect the source'),
   },
@@ -195,6 +196,7 @@ const getMask = createRoute({
   request: { params: RevisionParams },
   responses: {
     200: { description: 'The mask', content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } },
+    410: problemContent('The mask’s bytes are no longer stored (`asset_expired`)'),
   },
 })
 
