@@ -152,7 +152,7 @@ describe('the editor as a click tool', () => {
     await page.goto(`${baseUrl}/editor?job=${jobId}`)
     await page.locator('#editor[data-ready]').waitFor({ timeout: 120_000 })
     const projectId = new URL(page.url()).searchParams.get('project')!
-    await revisionShown(page, 'Revision 1 of 1')
+    await revisionShown(page, 'Step 1 of 1')
     const [first] = await revisionsOf(projectId)
     const base = await maskOf(projectId, first.id)
 
@@ -200,7 +200,7 @@ describe('the editor as a click tool', () => {
     await tool(page, 'background')
     const clicked = Date.now()
     await clickAt(page, ...helmet)
-    await revisionShown(page, 'Revision 2 of 2')
+    await revisionShown(page, 'Step 2 of 2')
     const firstClickMs = Date.now() - clicked
     let revisions = await revisionsOf(projectId)
     expect(revisions).toHaveLength(2)
@@ -223,7 +223,7 @@ describe('the editor as a click tool', () => {
     // A second click, Keep point, on the shuttle: revision 3, both markers.
     await tool(page, 'foreground')
     await clickAt(page, ...shuttle)
-    await revisionShown(page, 'Revision 3 of 3')
+    await revisionShown(page, 'Step 3 of 3')
     revisions = await revisionsOf(projectId)
     expect(revisions[2]).toMatchObject({ baseRevisionId: revisions[1].id, restoreRevisionId: null })
     expect((await maskOf(projectId, revisions[2].id))[shuttle[1] * SIZE + shuttle[0]]).toBeGreaterThanOrEqual(128)
@@ -232,7 +232,7 @@ describe('the editor as a click tool', () => {
 
     // Undo: revision 2 and its marker set again (the keep click's marker leaves).
     await page.click('#undo')
-    await revisionShown(page, 'Revision 2 of 3')
+    await revisionShown(page, 'Step 2 of 3')
     expect(await shownId(page)).toBe(revisions[1].id)
     expect(await markers(page, all)).toEqual(['drop', null, null, null])
     await page.locator('#refine-marks', { hasText: '0 keep, 1 drop' }).waitFor()
@@ -242,7 +242,7 @@ describe('the editor as a click tool', () => {
     await clickAt(page, ...tank)
     await tool(page, 'background')
     await clickAt(page, ...visor)
-    await revisionShown(page, 'Revision 4 of 4', 60_000)
+    await revisionShown(page, 'Step 4 of 4 · revision 5', 60_000)
     expect(await page.locator('#editor-error').isHidden()).toBe(true)
     revisions = await revisionsOf(projectId)
     expect(revisions).toHaveLength(5)
@@ -258,10 +258,10 @@ describe('the editor as a click tool', () => {
 
     // Undo once: the last click's marker leaves, the others stay; Redo brings it back.
     await page.click('#undo')
-    await revisionShown(page, 'Revision 3 of 4')
+    await revisionShown(page, 'Step 3 of 4')
     expect(await markers(page, all)).toEqual(['drop', null, 'keep', null])
     await page.click('#redo')
-    await revisionShown(page, 'Revision 4 of 4')
+    await revisionShown(page, 'Step 4 of 4')
     expect(await markers(page, all)).toEqual(['drop', null, 'keep', 'drop'])
 
     // A box drawn around the shuttle is one refinement as well, sent on release.
@@ -270,7 +270,7 @@ describe('the editor as a click tool', () => {
       [350, 2],
       [470, 290],
     ])
-    await revisionShown(page, 'Revision 5 of 5', 60_000)
+    await revisionShown(page, 'Step 5 of 5 · revision 6', 60_000)
     revisions = await revisionsOf(projectId)
     expect(revisions).toHaveLength(6)
     const boxed = await api<Refinement>(`/v1/projects/${projectId}/refinements/${revisions[5].refinementId}`)

@@ -139,7 +139,7 @@ describe('the editor', () => {
     await page.locator('#editor[data-ready]').waitFor({ timeout: 120_000 })
     const projectId = new URL(page.url()).searchParams.get('project')
     expect(projectId).toMatch(/^[0-9a-f-]{36}$/)
-    await revisionShown(page, 'Revision 1 of 1')
+    await revisionShown(page, 'Step 1 of 1')
 
     // Revision 1 as a PNG: the baseline, and where the subject is opaque.
     const before = await exportAs(page, 'png')
@@ -172,7 +172,7 @@ describe('the editor', () => {
       [sx0, cy],
       [sx1, cy],
     ])
-    await revisionShown(page, 'Revision 2 of 2')
+    await revisionShown(page, 'Step 2 of 2')
     const erased = await shownAt(page, mx, cy)
     expect(erased).not.toEqual(unedited) // the backdrop shows through
     await shot(page, 'editor')
@@ -189,12 +189,12 @@ describe('the editor', () => {
 
     // Undo shows revision 1's mask again and exports exactly its pixels; Redo returns to 2.
     await page.click('#undo')
-    await revisionShown(page, 'Revision 1 of 2')
+    await revisionShown(page, 'Step 1 of 2')
     expect(await shownAt(page, mx, cy)).toEqual(unedited)
     const undone = await rgba((await exportAs(page, 'png')).bytes)
     expect(undone.data.equals(base.data)).toBe(true)
     await page.click('#redo')
-    await revisionShown(page, 'Revision 2 of 2')
+    await revisionShown(page, 'Step 2 of 2')
     expect(await shownAt(page, mx, cy)).toEqual(erased)
 
     // A chosen colour behind the cutout shows where the stroke erased; then the checkerboard again.
@@ -231,7 +231,7 @@ describe('the editor', () => {
       [opaque.x0, opaque.y0],
       [(opaque.x0 + opaque.x1) / 2, (opaque.y0 + opaque.y1) / 2],
     ])
-    await revisionShown(page, 'Revision 3 of 3', 60_000)
+    await revisionShown(page, 'Step 3 of 3', 60_000)
     await page.locator('#refine-status', { hasText: 'revision 3' }).waitFor()
     const { revisions } = await api<{ revisions: { id: string; refinementId: string | null }[] }>(
       `/v1/projects/${projectId}/revisions`,
@@ -288,7 +288,7 @@ describe('the editor', () => {
       [sx1, cy],
     ])
     await page.locator('#editor-error', { hasText: 'changed elsewhere' }).waitFor()
-    await revisionShown(page, 'Revision 4 of 4')
+    await revisionShown(page, 'Step 4 of 4')
     expect(await page.getAttribute('#revision', 'data-revision-id')).toBe(elsewhere.id)
     const after409 = await api<{ revisions: unknown[] }>(`/v1/projects/${projectId}/revisions`)
     expect(after409.revisions).toHaveLength(4)
@@ -296,7 +296,7 @@ describe('the editor', () => {
     // Undo back to revision 1, then draw: the stroke starts from what is on show, and the undone
     // revisions leave Redo, as in any paint program. An erase across the subject's lower half,
     // clear of the first stroke's reach.
-    for (const label of ['Revision 3 of 4', 'Revision 2 of 4', 'Revision 1 of 4']) {
+    for (const label of ['Step 3 of 4', 'Step 2 of 4', 'Step 1 of 4']) {
       await page.click('#undo')
       await revisionShown(page, label)
     }
@@ -308,7 +308,7 @@ describe('the editor', () => {
       [sx0, ly],
       [sx1, ly],
     ])
-    await revisionShown(page, 'Revision 2 of 2')
+    await revisionShown(page, 'Step 2 of 2')
     expect(await page.locator('#redo').isDisabled()).toBe(true)
     const redrawn = await exportAs(page, 'png')
     expect(redrawn.name).toMatch(/-r5\.png$/)
@@ -332,10 +332,10 @@ describe('the editor', () => {
     expect(afterUndo.revisions[0]).toMatchObject({ number: 5, restoreRevisionId: revisions[2].id })
     // One Undo goes back to revision 1, not to the undone ones.
     await page.click('#undo')
-    await revisionShown(page, 'Revision 1 of 2')
+    await revisionShown(page, 'Step 1 of 2')
     expect(await page.getAttribute('#revision', 'data-revision-id')).toBe(revisions[2].id)
     await page.click('#redo')
-    await revisionShown(page, 'Revision 2 of 2')
+    await revisionShown(page, 'Step 2 of 2')
 
     // Phone width: the panel goes under the picture and nothing is wider than the screen.
     await page.setViewportSize(PHONE)

@@ -89,10 +89,10 @@ async function show(index: number): Promise<void> {
   view.mask = await maskOf(revisions[index])
   view.draw()
   const label = byId('revision')
-  label.textContent =
-    index === newest()
-      ? `Revision ${index + 1} of ${revisions.length}`
-      : `Revision ${index + 1} of ${revisions.length} (Redo to return; an edit here replaces the undone ones)`
+  // The step is this history's (Undo then an edit drops the undone ones); the revision number is the
+  // API's, which keeps counting, and the one the messages and exports name.
+  const where = `Step ${index + 1} of ${revisions.length} · revision ${revisions[index].number}`
+  label.textContent = index === newest() ? where : `${where} (Redo to return; an edit here replaces the undone ones)`
   label.dataset.revisionId = revisions[index].id
   byId<HTMLButtonElement>('undo').disabled = index === 0
   byId<HTMLButtonElement>('redo').disabled = index === newest()
