@@ -3,7 +3,8 @@
  * its README says one is used: no casts, no `any` (test/clients/hey-api.test.ts checks both, then
  * typechecks this file and the generated code with TypeScript 5.9, strict, and runs it against the
  * e2e stack). It removes the background of one photo twice: the upload flow with JSON bodies, and
- * one multipart request. `./json` is generated from the document as served; `./form` from the same
+ * one multipart request; then it makes a catalog image from the photo (a multipart body with a
+ * repeated file part and numbers). `./json` is generated from the document as served; `./form` from the same
  * document with POST /v1/removals' multipart body chosen (hey-api types one body per operation).
  * Reads CUTOUT_BASE_URL, CUTOUT_API_KEY, CUTOUT_PHOTO and CUTOUT_OUT; writes the two results
  * there and prints what it did as JSON.
@@ -14,7 +15,15 @@ import { join } from 'node:path'
 import { client as formClient } from './form/client.gen'
 import { createRemoval as createRemovalForm } from './form/sdk.gen'
 import { client } from './json/client.gen'
-import { completeUpload, createRemoval, createUpload, getJob, getJobResult, putUploadContent } from './json/sdk.gen'
+import {
+  completeUpload,
+  createCatalogImage,
+  createRemoval,
+  createUpload,
+  getJob,
+  getJobResult,
+  putUploadContent,
+} from './json/sdk.gen'
 import type { Job } from './json/types.gen'
 
 const baseUrl = required('CUTOUT_BASE_URL')
@@ -88,7 +97,20 @@ async function removeByForm(): Promise<{ job: Job; path: string }> {
   return { job, path: await saveResult(job, 'form.png') }
 }
 
+/** A catalog image of the photo at 512×512, with its seed. */
+async function makeCatalogImage(): Promise<{ path: string; seed: string | null }> {
+  const { data, response } = await createCatalogImage({
+    body: { references: [new File([photo], 'front.png', { type: 'image/png' })], width: 512, height: 512, seed: 7 },
+    parseAs: 'blob',
+    throwOnError: true,
+  })
+  const path = join(out, 'catalog.png')
+  await writeFile(path, new Uint8Array(await data.arrayBuffer()))
+  return { path, seed: response.headers.get('x-generation-seed') }
+}
+
 const json = await removeByUpload()
 const form = await removeByForm()
+const catalog = await makeCatalogImage()
 const summary = (r: { job: Job; path: string }) => ({ status: r.job.status, kind: r.job.kind, path: r.path })
-console.log(JSON.stringify({ json: summary(json), form: summary(form) }))
+console.log(JSON.stringify({ json: summary(json), form: summary(form), catalog }))
