@@ -49,7 +49,7 @@ type Job = { id: string; status: string; result: { url: string } | null }
  * One tool call, sent once. (Under wrangler 4.86 the dev proxy answered a POST whose connection to
  * the Worker's runtime broke with a 503 "Your worker restarted mid-request", and this repeated
  * repeatable calls once; wrangler 4.164's proxy says that only when the runtime did restart, and
- * the suite no longer met it: docs/decisions.md, issue 45.)
+ * the suite no longer met it: docs/decisions.md "Exact pins, and the Workers test plugin".)
  */
 async function call(client: Client, name: string, args: Record<string, unknown>): Promise<Result> {
   return (await client.callTool({ name, arguments: args })) as Result
