@@ -21,6 +21,11 @@ describe('parseRemoveOptions', () => {
     })
   })
 
+  it('fills what is left out with the documented defaults (balanced, raw alpha unfeathered, a cutout)', () => {
+    expect(parse({ quality: 'fast', output: 'mask' })).toEqual({ ...base, alpha: { mode: 'raw', feather: 0 } })
+    expect(parse({})).toEqual({ quality: 'balanced', alpha: { mode: 'raw', feather: 0 }, output: 'cutout' })
+  })
+
   it.each([
     [{ ...base, quality: 'best' }, 'Invalid option: expected one of "fast"|"balanced"|"high" for quality'],
     [
@@ -48,7 +53,6 @@ describe('parseRemoveOptions', () => {
     [{ ...base, output: 'png' }, 'Invalid option: expected one of "mask"|"cutout" for output'],
     [{ ...base, format: 'png' }, 'Unknown field format: options are strict'],
     [{ ...base, format: 'png', size: 'full' }, 'Unknown field format: options are strict'],
-    [{ quality: 'fast', output: 'mask' }, 'Invalid input: expected object, received undefined for alpha'],
     [[base], 'Invalid input: expected object, received array'],
     ['quality=fast&alpha=raw&feather=0&output=mask', 'Expected the options part to be JSON'],
   ])('rejects %j', (value, message) => {
