@@ -8,7 +8,7 @@ import { EVENT_TYPES } from '../lib/events'
 import { createRouter } from '../lib/router'
 import { authorize, resultAccess, resultWorkspace } from '../middleware/auth'
 import { IdParams, json, optionalBearer } from '../schemas/common'
-import { eventStream } from '../schemas/events'
+import { EVENT_EXAMPLE, eventStream } from '../schemas/events'
 import { JobListQuery, JobListSchema, JobSchema, ResultQuery } from '../schemas/job'
 import { findJob, findJobById, type JobRow, listJobs } from '../services/job-store'
 import { toJob } from '../services/job-view'
@@ -21,17 +21,9 @@ const JOB_EVENT_TYPES = EVENT_TYPES.filter((type) => type.startsWith('image.job.
 
 /** One event as the stream frames it (SPEC.md §6): id, event type, and the envelope as data. */
 const SSE_EXAMPLE = [
-  'id: 4b6d8f0a-2c4e-4a6b-8d0f-1a3c5e7b9d2f',
-  'event: image.job.progress.v1',
-  `data: ${JSON.stringify({
-    id: '4b6d8f0a-2c4e-4a6b-8d0f-1a3c5e7b9d2f',
-    type: 'image.job.progress.v1',
-    occurredAt: '2026-05-04T09:30:00.400Z',
-    workspaceId: 'f0e1d2c3-b4a5-4968-8776-655443322110',
-    aggregateId: '6f1c2a9e-3b7d-4e0a-9c55-2d8e1f4b7a10',
-    correlationId: 'req_5d0c7f3a-9b1e-4c2d-8a6f-3e4b5c6d7e8f',
-    data: { jobId: '6f1c2a9e-3b7d-4e0a-9c55-2d8e1f4b7a10', status: 'processing', stage: 'segmenting' },
-  })}`,
+  `id: ${EVENT_EXAMPLE.id}`,
+  `event: ${EVENT_EXAMPLE.type}`,
+  `data: ${JSON.stringify(EVENT_EXAMPLE)}`,
   '',
   '',
 ].join('\n')

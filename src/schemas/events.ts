@@ -9,6 +9,17 @@
 import { z } from '@hono/zod-openapi'
 import { EVENT_TYPES, type EventType } from '../lib/events'
 
+/** One event as a stream or a webhook carries it: the document's example of `Event`. */
+export const EVENT_EXAMPLE = {
+  id: '4b6d8f0a-2c4e-4a6b-8d0f-1a3c5e7b9d2f',
+  type: 'image.job.progress.v1',
+  occurredAt: '2026-05-04T09:30:00.400Z',
+  workspaceId: 'f0e1d2c3-b4a5-4968-8776-655443322110',
+  aggregateId: '6f1c2a9e-3b7d-4e0a-9c55-2d8e1f4b7a10',
+  correlationId: 'req_5d0c7f3a-9b1e-4c2d-8a6f-3e4b5c6d7e8f',
+  data: { jobId: '6f1c2a9e-3b7d-4e0a-9c55-2d8e1f4b7a10', status: 'processing', stage: 'segmenting' },
+} as const
+
 export const EventSchema = z
   .object({
     id: z.uuid().openapi({ description: 'The event id; send the last one seen as Last-Event-ID to resume' }),
@@ -21,15 +32,7 @@ export const EventSchema = z
   })
   .openapi('Event', {
     description: 'The event envelope of SPEC.md §6, as streams and webhooks carry it',
-    example: {
-      id: '4b6d8f0a-2c4e-4a6b-8d0f-1a3c5e7b9d2f',
-      type: 'image.job.progress.v1',
-      occurredAt: '2026-05-04T09:30:00.400Z',
-      workspaceId: 'f0e1d2c3-b4a5-4968-8776-655443322110',
-      aggregateId: '6f1c2a9e-3b7d-4e0a-9c55-2d8e1f4b7a10',
-      correlationId: 'req_5d0c7f3a-9b1e-4c2d-8a6f-3e4b5c6d7e8f',
-      data: { jobId: '6f1c2a9e-3b7d-4e0a-9c55-2d8e1f4b7a10', status: 'processing', stage: 'segmenting' },
-    },
+    example: EVENT_EXAMPLE,
   })
 
 /** The grammar of a stream, for its description. */
