@@ -84,7 +84,7 @@ program
       .choices(['upper_body', 'lower_body', 'dress'])
       .makeOptionMandatory(),
   )
-  .option('--seed <n>', 'the same seed gives the same result', intOption)
+  .option('--seed <n>', 'the same seed gives the same result (0 is a seed)', wholeOption)
   .option('--out <dir>', 'where to write the result')
   .action(async (person: string, garment: string, options: TryOnCommandOptions) => {
     exitCode = await tryOn(person, garment, { ...globals(), ...options })
