@@ -7,6 +7,7 @@
  * test/clients/python.test.ts fails when they are stale.
  */
 import { fileURLToPath } from 'node:url'
+import { DEFAULT_REMOVAL_OPTIONS } from '../../src/contract/defaults'
 import { TERMINAL_STATUSES } from '../../src/contract/stages'
 import { type JsonSchema, orderedSchemas, PythonTypes, refName } from './python-types'
 import { operationRows, pythonRetryRules } from './operation-table'
@@ -90,6 +91,8 @@ export async function generatePython(): Promise<{ schema: string; operations: st
     '',
     '#: The statuses a job never leaves (src/contract): its event stream ends there.',
     `TERMINAL_STATUSES: frozenset[str] = frozenset({${TERMINAL_STATUSES.map((t) => `"${t}"`).join(', ')}})\n`,
+    '#: What the API makes a removal with when its options leave a field out (src/contract).',
+    `DEFAULT_REMOVAL_OPTIONS: RemovalOptions = ${JSON.stringify(DEFAULT_REMOVAL_OPTIONS).replace(/,/g, ', ').replace(/:/g, ': ')}\n`,
     `${pythonRetryRules(await operationRows(doc as unknown as Record<string, unknown>))}\n`,
     '#: Every component schema of the document, by name.',
     'SCHEMAS: dict[str, type] = {',

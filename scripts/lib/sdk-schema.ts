@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import openapiTS, { astToString } from 'openapi-typescript'
 import { MAX_IMAGE_BYTES, MAX_PIXELS, MIN_SIDE } from '../../src/contract/limits'
+import { DEFAULT_REMOVAL_OPTIONS } from '../../src/contract/defaults'
 import { TERMINAL_STATUSES } from '../../src/contract/stages'
 import type { ImageRefusal } from '../../src/lib/image-sniff'
 import { ERROR_STATUS, ERROR_TITLES } from '../../src/error-codes'
@@ -99,6 +100,21 @@ export async function generateSchema(): Promise<string> {
  */
 const LOCAL_CODES = ['invalid_input', 'image_too_large', 'unsupported_media'] as const satisfies ImageRefusal['code'][]
 
+/** `value`'s entries as TypeScript lines the formatter keeps: one per key, nested objects inline. */
+function tsEntries(value: Record<string, unknown>): string {
+  const literal = (v: unknown): string =>
+    typeof v === 'object' && v !== null
+      ? `{ ${Object.entries(v)
+          .map(([k, x]) => `${k}: ${literal(x)}`)
+          .join(', ')} }`
+      : typeof v === 'string'
+        ? `'${v}'`
+        : String(v)
+  return Object.entries(value)
+    .map(([k, v]) => `  ${k}: ${literal(v)},\n`)
+    .join('')
+}
+
 export function generateContract(): string {
   const list = TERMINAL_STATUSES.map((status) => `'${status}'`).join(', ')
   const problems = LOCAL_CODES.map(
@@ -113,6 +129,7 @@ import type { components } from './schema.js'
 
 type JobStatus = components['schemas']['Job']['status']
 type ErrorCode = components['schemas']['Problem']['code']
+type RemovalOptions = components['schemas']['RemovalOptions']
 
 /** The statuses a job never leaves: its event stream ends there, and waiting for it stops. */
 export const TERMINAL_STATUSES = [${list}] as const satisfies readonly JobStatus[]
@@ -124,6 +141,10 @@ export const MAX_IMAGE_BYTES = ${MAX_IMAGE_BYTES}
 export const MAX_PIXELS = ${MAX_PIXELS}
 /** Smallest side of an image the API accepts, in pixels. */
 export const MIN_SIDE = ${MIN_SIDE}
+
+/** What the API makes a removal with when its options leave a field out. */
+export const DEFAULT_REMOVAL_OPTIONS: RemovalOptions = {
+${tsEntries(DEFAULT_REMOVAL_OPTIONS)}}
 
 /** Status and title of the problems the SDK raises itself (an image refused before it is uploaded). */
 export const LOCAL_PROBLEMS = {

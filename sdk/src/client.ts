@@ -6,6 +6,7 @@
  * Only `fetch`, `Request`, `Blob` and Web Crypto are used, so it runs in Node 22.12+ and browsers.
  */
 import createClient, { type Client } from 'openapi-fetch'
+import { DEFAULT_REMOVAL_OPTIONS } from './contract.js'
 import { Credentials, type SessionStore, type TokenPair } from './auth.js'
 import { CutoutProblem, endedProblem } from './problem.js'
 import { isIdempotent, type RetryOptions, retryRuleFor, withRetries } from './retry.js'
@@ -59,12 +60,8 @@ type Holds<T extends true> = T
 type _AllUploadTypes = Holds<Exclude<UploadType, (typeof UPLOAD_TYPE_LIST)[number]> extends never ? true : false>
 const UPLOAD_TYPES: ReadonlySet<string> = new Set<string>(UPLOAD_TYPE_LIST)
 
-/** The defaults of the removal options; anything given replaces them. */
-export const DEFAULT_OPTIONS: RemovalOptions = {
-  quality: 'balanced',
-  alpha: { mode: 'raw', feather: 0 },
-  output: 'cutout',
-}
+/** The defaults of the removal options, the API's own (generated from src/contract); anything given replaces them. */
+export const DEFAULT_OPTIONS: RemovalOptions = DEFAULT_REMOVAL_OPTIONS
 
 /**
  * The fields of POST /v1/catalog-images besides the references, each optional (the API applies

@@ -7,6 +7,7 @@ import type { components } from './schema.js'
 
 type JobStatus = components['schemas']['Job']['status']
 type ErrorCode = components['schemas']['Problem']['code']
+type RemovalOptions = components['schemas']['RemovalOptions']
 
 /** The statuses a job never leaves: its event stream ends there, and waiting for it stops. */
 export const TERMINAL_STATUSES = ['succeeded', 'failed', 'canceled'] as const satisfies readonly JobStatus[]
@@ -18,6 +19,13 @@ export const MAX_IMAGE_BYTES = 52428800
 export const MAX_PIXELS = 25000000
 /** Smallest side of an image the API accepts, in pixels. */
 export const MIN_SIDE = 32
+
+/** What the API makes a removal with when its options leave a field out. */
+export const DEFAULT_REMOVAL_OPTIONS: RemovalOptions = {
+  quality: 'balanced',
+  alpha: { mode: 'raw', feather: 0 },
+  output: 'cutout',
+}
 
 /** Status and title of the problems the SDK raises itself (an image refused before it is uploaded). */
 export const LOCAL_PROBLEMS = {

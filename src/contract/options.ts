@@ -5,6 +5,7 @@
  * OpenAPI metadata; both packages validate with these schemas.
  */
 import { z } from 'zod'
+import { DEFAULT_REMOVAL_OPTIONS } from './defaults.js'
 import { MAX_PIXELS, MIN_MAX_PIXELS } from './limits.js'
 
 export const QUALITIES = ['fast', 'balanced', 'high'] as const
@@ -14,16 +15,7 @@ export const FEATHER_MAX = 4
 export type Quality = (typeof QUALITIES)[number]
 export type OutputKind = (typeof OUTPUTS)[number]
 
-/**
- * What a removal is made with when the request leaves a field out (issue 46: the defaults the
- * document states are the ones the server applies): the model's own alpha at the balanced
- * resolution, as a transparent cutout. `threshold` has none: binary alpha names its cut.
- */
-export const DEFAULT_REMOVAL_OPTIONS = {
-  quality: 'balanced',
-  alpha: { mode: 'raw', feather: 0 },
-  output: 'cutout',
-} as const satisfies { quality: Quality; alpha: { mode: 'raw'; feather: number }; output: OutputKind }
+export { DEFAULT_REMOVAL_OPTIONS }
 
 const Feather = z.number().min(0).max(FEATHER_MAX).default(DEFAULT_REMOVAL_OPTIONS.alpha.feather)
 

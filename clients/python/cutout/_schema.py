@@ -891,6 +891,9 @@ class GetOpenApiDocumentResponse(_GetOpenApiDocumentResponseRequired, total=Fals
 #: The statuses a job never leaves (src/contract): its event stream ends there.
 TERMINAL_STATUSES: frozenset[str] = frozenset({"succeeded", "failed", "canceled"})
 
+#: What the API makes a removal with when its options leave a field out (src/contract).
+DEFAULT_REMOVAL_OPTIONS: RemovalOptions = {"quality": "balanced", "alpha": {"mode": "raw", "feather": 0}, "output": "cutout"}
+
 #: Every operation's method, path template and retry rule (``x-cutout-retry``): ``idempotency-key``
 #: (sent with a key, repeated with it), ``safe`` (repeated as it is) or ``once``.
 RETRY_RULES: tuple[tuple[str, str, str], ...] = (

@@ -20,6 +20,7 @@ import httpx
 from ._image import UPLOAD_TYPES, ImageInput, read_image, sniff_image_type
 from ._operations import Api, AsyncApi
 from ._schema import (
+    DEFAULT_REMOVAL_OPTIONS,
     TERMINAL_STATUSES,
     ApiKey,
     ApiKeyCreated,
@@ -36,8 +37,8 @@ from ._transport import AsyncTransport, Binary, Multipart, Part, SseEvent, Trans
 from .problem import CutoutProblem
 from .retry import RetryOptions
 
-#: The removal options' defaults; anything given replaces them.
-DEFAULT_OPTIONS: RemovalOptions = {"quality": "balanced", "alpha": {"mode": "raw", "feather": 0}, "output": "cutout"}
+#: The removal options' defaults, the API's own (generated from src/contract); anything given replaces them.
+DEFAULT_OPTIONS: RemovalOptions = DEFAULT_REMOVAL_OPTIONS
 #: Reopenings of a stream that broke off, in a row without a new event, before polling instead.
 MAX_RECONNECTS = 3
 #: The longest ``Prefer: wait`` the API honours (s): a quick job finishes inside the call.
