@@ -314,6 +314,15 @@ class Cutout:
         request = self._transport.build("GET", urljoin(self.base_url + "/", url))
         return self._transport.read("binary", self._transport.send(request))  # type: ignore[no-any-return]
 
+    def _finished(self, created: Job, timeout: float) -> RemoveResult:
+        """A job just created, waited for if it is still running, and its result downloaded; a job that
+        ended failed or canceled raises its problem."""
+        job = created if is_terminal(created) else self.wait_for_job(created["id"], timeout=timeout)
+        if job["status"] != "succeeded":
+            raise job_problem(job)
+        result = self.download_result(job)
+        return RemoveResult(job, result.content, result.content_type)
+
     def remove_background(
         self,
         source: ImageInput,
@@ -326,11 +335,7 @@ class Cutout:
         ends failed or canceled raises a CutoutProblem with the job's error code."""
         upload = self.upload(source, content_type)
         created = self.create_removal(upload["id"], options=options, wait=MAX_PREFER_WAIT)
-        job = created if is_terminal(created) else self.wait_for_job(created["id"], timeout=timeout)
-        if job["status"] != "succeeded":
-            raise job_problem(job)
-        result = self.download_result(job)
-        return RemoveResult(job, result.content, result.content_type)
+        return self._finished(created, timeout)
 
     def try_on(
         self,
@@ -348,11 +353,7 @@ class Cutout:
             {**body, "options": options},  # type: ignore[typeddict-item]
             prefer=f"wait={MAX_PREFER_WAIT}",
         )
-        job = created if is_terminal(created) else self.wait_for_job(created["id"], timeout=timeout)
-        if job["status"] != "succeeded":
-            raise job_problem(job)
-        result = self.download_result(job)
-        return RemoveResult(job, result.content, result.content_type)
+        return self._finished(created, timeout)
 
     def create_catalog_image(
         self,
@@ -522,6 +523,14 @@ class AsyncCutout:
         request = self._transport.build("GET", urljoin(self.base_url + "/", url))
         return self._transport.read("binary", await self._transport.send(request))  # type: ignore[no-any-return]
 
+    async def _finished(self, created: Job, timeout: float) -> RemoveResult:
+        """As :meth:`Cutout._finished`."""
+        job = created if is_terminal(created) else await self.wait_for_job(created["id"], timeout=timeout)
+        if job["status"] != "succeeded":
+            raise job_problem(job)
+        result = await self.download_result(job)
+        return RemoveResult(job, result.content, result.content_type)
+
     async def remove_background(
         self,
         source: ImageInput,
@@ -533,11 +542,7 @@ class AsyncCutout:
         """As :meth:`Cutout.remove_background`."""
         upload = await self.upload(source, content_type)
         created = await self.create_removal(upload["id"], options=options, wait=MAX_PREFER_WAIT)
-        job = created if is_terminal(created) else await self.wait_for_job(created["id"], timeout=timeout)
-        if job["status"] != "succeeded":
-            raise job_problem(job)
-        result = await self.download_result(job)
-        return RemoveResult(job, result.content, result.content_type)
+        return await self._finished(created, timeout)
 
     async def try_on(
         self,
@@ -553,11 +558,7 @@ class AsyncCutout:
             {"person": {"uploadId": person_upload["id"]}, "garment": {"uploadId": garment_upload["id"]}, "options": options},  # type: ignore[typeddict-item]
             prefer=f"wait={MAX_PREFER_WAIT}",
         )
-        job = created if is_terminal(created) else await self.wait_for_job(created["id"], timeout=timeout)
-        if job["status"] != "succeeded":
-            raise job_problem(job)
-        result = await self.download_result(job)
-        return RemoveResult(job, result.content, result.content_type)
+        return await self._finished(created, timeout)
 
     async def create_catalog_image(
         self,
